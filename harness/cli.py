@@ -1,0 +1,252 @@
+"""`harness eval | list | report | serve | run-all` — key=value arguments throughout."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from rich.console import Console
+from rich.table import Table
+
+from harness.config import ConfigError, build_eval_config, convert_value, parse_overrides
+
+console = Console(stderr=False)
+err = Console(stderr=True)
+
+USAGE = """usage:
+  harness eval task=<name>[,<name>...|all] [model=<spec>] [backend=vllm|transformers]
+               [role.<role>=<spec>] [limit=N] [epochs=K] [seed=S] [log_dir=DIR]
+               [sandbox=bwrap|docker|local] [<task_param>=<value> ...]
+  harness list
+  harness report [log_dir] [out=DIR] [baseline=<model>]
+  harness serve [model=<hf path|default>] [port=N] [host=127.0.0.1] [max_model_len=N]
+  harness run-all [log_dir=DIR] [out=DIR] [backend=vllm|transformers]   (the `make run` job)
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    _quiet_environment()
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        console.print(USAGE)
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    handlers = {"eval": cmd_eval, "list": cmd_list, "report": cmd_report, "serve": cmd_serve, "run-all": cmd_run_all}
+    if command not in handlers:
+        err.print(f"[red]unknown command '{command}'[/red]\n{USAGE}")
+        return 2
+    try:
+        return handlers[command](rest)
+    except ConfigError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        return 2
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/yellow] — re-run the same command to resume")
+        return 130
+
+
+def _quiet_environment() -> None:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+# ------------------------------------------------------------------------------------- eval
+def cmd_eval(args: list[str]) -> int:
+    from harness.eval import run_eval
+    from harness.registry import discover_tasks
+
+    registry = discover_tasks()
+    _warn_task_errors(registry.errors)
+    config, task_args, selected = build_eval_config(args, registry.tasks, all_tasks=sorted(registry.tasks))
+    started = time.monotonic()
+    outcome = run_eval(config, selected, task_args)
+    _print_summary(outcome, time.monotonic() - started)
+    return 0 if outcome.success and all(s.status == "success" for s in outcome.summaries) else 1
+
+
+def _print_summary(outcome: Any, elapsed: float) -> None:
+    table = Table(title=f"harness eval — {elapsed:.0f} s — logs in {outcome.log_dir}")
+    for column in ("task", "model", "status", "samples", "headline metrics", "log"):
+        table.add_column(column, overflow="fold")
+    for s in outcome.summaries:
+        shown = list(s.metrics.items())[:6]
+        metrics = ", ".join(f"{k}={_fmt(v)}" for k, v in shown) or "—"
+        status = s.status if s.status == "success" else f"[red]{s.status}[/red]"
+        if s.error:
+            metrics = f"{metrics}\n[red]{s.error}[/red]"
+        table.add_row(s.task, s.model, status, s.samples, metrics, Path(s.log).name)
+    console.print(table)
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _warn_task_errors(errors: dict[str, str]) -> None:
+    for name, why in errors.items():
+        err.print(f"[yellow]warning:[/yellow] task '{name}' could not be loaded: {why}")
+
+
+# ------------------------------------------------------------------------------------- list
+def cmd_list(args: list[str]) -> int:
+    from harness.models.aliases import MODEL_ALIASES
+    from harness.registry import discover_tasks
+
+    if args:
+        raise ConfigError(f"harness list takes no arguments (got {' '.join(args)})")
+    registry = discover_tasks()
+    table = Table(title="tasks")
+    table.add_column("task")
+    table.add_column("description", overflow="fold")
+    table.add_column("parameters (type = default)", overflow="fold")
+    for entry in registry.tasks.values():
+        params = "\n".join(
+            f"{p.name}: {p.type_name}" + ("" if p.required else f" = {p.default!r}")
+            for p in entry.params.values()
+        )
+        table.add_row(entry.name, entry.description, params)
+    for name, why in registry.errors.items():
+        table.add_row(name, f"[red]failed to load: {why}[/red]", "")
+    console.print(table)
+    models = Table(title="models")
+    models.add_column("spec")
+    models.add_column("meaning", overflow="fold")
+    for spec, meaning in MODEL_ALIASES.items():
+        models.add_row(spec, meaning)
+    console.print(models)
+    sandboxes = Table(title="sandboxes")
+    sandboxes.add_column("sandbox")
+    sandboxes.add_column("meaning", overflow="fold")
+    sandboxes.add_row("bwrap", "bubblewrap: read-only root, private work dir, no network, own PID namespace (default where no Docker engine runs)")
+    sandboxes.add_row("docker", "inspect's Docker sandbox with the compose files in sandboxes/docker (production)")
+    sandboxes.add_row("local", "inspect's local sandbox: NO isolation; for debugging only")
+    console.print(sandboxes)
+    return 0
+
+
+# ------------------------------------------------------------------------------------- report
+def cmd_report(args: list[str]) -> int:
+    positional = [a for a in args if "=" not in a]
+    options = dict(parse_overrides([a for a in args if "=" in a]))
+    unknown = set(options) - {"out", "baseline", "log_dir"}
+    if unknown:
+        raise ConfigError(f"harness report: unknown option(s) {', '.join(sorted(unknown))}; expected out=, baseline=, log_dir=")
+    if len(positional) > 1:
+        raise ConfigError("harness report takes at most one log directory")
+    log_dir = Path(positional[0] if positional else options.get("log_dir", "logs"))
+    out_dir = Path(options.get("out", "reports-out"))
+    if not log_dir.is_dir():
+        raise ConfigError(f"log directory {log_dir} does not exist")
+    from reports import build_report
+
+    result = build_report(log_dir, out_dir, baseline=options.get("baseline"))
+    _print_report_result(result)
+    return 0
+
+
+def _print_report_result(result: Any) -> None:
+    for attr in ("html", "markdown", "csv"):
+        path = getattr(result, attr, None) or getattr(result, f"{attr}_path", None)
+        if path:
+            console.print(f"{attr}: {path}")
+    skipped = getattr(result, "skipped", None) or []
+    for item in skipped:
+        console.print(f"[yellow]skipped:[/yellow] {item}")
+
+
+# ------------------------------------------------------------------------------------- serve
+def cmd_serve(args: list[str]) -> int:
+    from harness.models.embedded import EMBEDDED_NAME, embedded_model_dir
+    from harness.models.vllm_server import start_vllm_server
+
+    options = dict(parse_overrides(args))
+    known = {"model": str, "port": int, "host": str, "max_model_len": int, "dtype": str, "served_name": str, "enforce_eager": bool}
+    for key in options:
+        if key not in known:
+            raise ConfigError(f"harness serve: unknown option '{key}'; expected {', '.join(known)}")
+    values = {k: convert_value(v, known[k], k) for k, v in options.items()}
+    model = values.get("model", "default")
+    path = str(embedded_model_dir()) if model in ("default", "embedded") else model
+    served = values.get("served_name") or (EMBEDDED_NAME if model in ("default", "embedded") else Path(model).name)
+    console.print(f"starting vLLM on {path} …")
+    server = start_vllm_server(
+        path,
+        served_model_name=served,
+        port=values.get("port"),
+        host=values.get("host", "127.0.0.1"),
+        max_model_len=values.get("max_model_len", 4096),
+        dtype=values.get("dtype", "bfloat16"),
+        enforce_eager=values.get("enforce_eager", True),
+    )
+    console.print(f"[green]ready[/green] in {server.startup_s:.0f} s")
+    console.print(f"base_url: {server.base_url}")
+    console.print(f"model:    {served}")
+    console.print(f"use:      harness eval model=vllm/{served} …  (with VLLM_BASE_URL={server.base_url})")
+    console.print(f"log:      {server.log_path}  — Ctrl-C stops the server")
+    try:
+        while server.process.poll() is None:
+            time.sleep(1)
+        err.print(f"[red]vLLM exited with code {server.process.returncode}[/red]")
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        server.stop()
+
+
+# ------------------------------------------------------------------------------------- run-all
+def cmd_run_all(args: list[str]) -> int:
+    """The main job: every task on the embedded default with small limits, then the report."""
+    from harness.config import EvalConfig
+    from harness.eval import run_eval
+    from harness.registry import discover_tasks
+
+    options = dict(parse_overrides(args))
+    known = {"log_dir", "out", "backend", "tasks"}
+    for key in options:
+        if key not in known:
+            raise ConfigError(f"harness run-all: unknown option '{key}'; expected {', '.join(sorted(known))}")
+    registry = discover_tasks()
+    _warn_task_errors(registry.errors)
+    names = sorted(registry.tasks)
+    if "tasks" in options:
+        names = [n for n in options["tasks"].split(",") if n]
+    log_dir = options.get("log_dir", "logs/run-all")
+    config = EvalConfig(
+        task=names,
+        model="default",
+        backend=convert_value(options.get("backend", "vllm"), Literal["vllm", "transformers"], "backend"),
+        log_dir=log_dir,
+        display="plain" if not sys.stdout.isatty() else "rich",
+    )
+    from harness.models.aliases import ModelServers
+
+    # Per-task limits differ, so run tasks one at a time (one model server for all of them).
+    started = time.monotonic()
+    outcomes = []
+    with ModelServers() as servers:
+        for n in names:
+            per_task = dict(registry.tasks[n].run_all_args)
+            config.task, config.limit = [n], per_task.pop("limit", None)
+            console.rule(f"{n} (limit={config.limit}, args={per_task})")
+            outcomes.append(run_eval(config, registry.tasks, {n: per_task}, servers))
+    summaries = [s for o in outcomes for s in o.summaries]
+    from harness.eval import EvalOutcome
+
+    _print_summary(EvalOutcome(all(o.success for o in outcomes), summaries, str(Path(log_dir).resolve())), time.monotonic() - started)
+    from reports import build_report
+
+    out_dir = Path(options.get("out", "reports-out"))
+    result = build_report(Path(log_dir), out_dir)
+    _print_report_result(result)
+    console.print(f"[green]report written to {out_dir.resolve()}[/green]")
+    return 0 if all(s.status == "success" for s in summaries) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

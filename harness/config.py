@@ -1,0 +1,195 @@
+"""Typed run configuration and `key=value` override parsing for the CLI.
+
+An unknown key is an error that names the closest known key; a bad value names the expected
+type. Keys not in `EvalConfig` are task parameters, checked against the selected tasks' @task
+signatures and converted to their annotated types.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from harness.registry import TaskEntry, TaskParam
+
+SANDBOXES = ("bwrap", "docker", "local")
+
+
+class ConfigError(ValueError):
+    """A command-line override is unknown or has a value of the wrong type."""
+
+
+@dataclass
+class EvalConfig:
+    """Options of `harness eval` (everything else on the command line is a task parameter)."""
+
+    task: list[str] = field(default_factory=list)
+    model: str = "default"
+    backend: Literal["vllm", "transformers"] = "vllm"
+    role: dict[str, str] = field(default_factory=dict)
+    limit: int | None = None
+    epochs: int = 1
+    seed: int = 0
+    log_dir: str = "logs"
+    sandbox: Literal["bwrap", "docker", "local"] | None = None
+    max_connections: int | None = None
+    max_samples: int | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    retry_attempts: int = 2
+    fail_on_error: float | None = None
+    display: Literal["rich", "plain", "log", "none"] = "rich"
+
+
+CONFIG_FIELDS = {f.name: f for f in dataclasses.fields(EvalConfig)}
+CONFIG_TYPES = typing.get_type_hints(EvalConfig)
+
+
+def parse_overrides(args: list[str]) -> list[tuple[str, str]]:
+    pairs = []
+    for arg in args:
+        if "=" not in arg:
+            raise ConfigError(f"'{arg}' is not key=value (e.g. task=ood_hallucination limit=10)")
+        key, value = arg.split("=", 1)
+        key = key.strip()
+        if not key:
+            raise ConfigError(f"'{arg}' has an empty key")
+        pairs.append((key, value))
+    return pairs
+
+
+def build_eval_config(
+    args: list[str], tasks: dict[str, TaskEntry], *, all_tasks: list[str]
+) -> tuple[EvalConfig, dict[str, dict[str, Any]], dict[str, TaskEntry]]:
+    """Parse overrides into the run config, per-task arguments and the tasks they name.
+
+    A task is a registered name or `path/to/file.py[@function]`.
+    """
+    pairs = parse_overrides(args)
+    config = EvalConfig()
+    raw_task_args: list[tuple[str, str]] = []
+    for key, value in pairs:
+        if key.startswith("role."):
+            role = key[len("role."):]
+            if not role:
+                raise ConfigError("role.<name>=<model> needs a role name, e.g. role.judge=default")
+            config.role[role] = value
+        elif key == "task":
+            names = [n.strip() for n in value.split(",") if n.strip()]
+            config.task = list(all_tasks) if names == ["all"] else names
+        elif key in CONFIG_FIELDS:
+            setattr(config, key, convert_value(value, CONFIG_TYPES[key], key))
+        else:
+            raw_task_args.append((key, value))
+    if not config.task:
+        raise ConfigError(f"task=<name> is required; known tasks: {', '.join(all_tasks) or '(none)'}")
+    tasks = dict(tasks)
+    for name in config.task:
+        if name in tasks:
+            continue
+        if ".py" in name:
+            from harness.registry import load_task_ref
+
+            try:
+                tasks[name] = load_task_ref(name)
+            except (ImportError, FileNotFoundError) as exc:
+                raise ConfigError(f"task '{name}': {exc}") from None
+            continue
+        raise ConfigError(f"unknown task '{name}'{_suggest(name, list(tasks))}; known: {', '.join(tasks)}")
+    task_args: dict[str, dict[str, Any]] = {name: {} for name in config.task}
+    for key, value in raw_task_args:
+        accepted = [n for n in config.task if key in tasks[n].params]
+        if not accepted:
+            known = list(CONFIG_FIELDS) + [p for n in config.task for p in tasks[n].params]
+            raise ConfigError(
+                f"unknown key '{key}'{_suggest(key, known)}: not a harness option and not a "
+                f"parameter of task(s) {', '.join(config.task)}"
+            )
+        for name in accepted:
+            param = tasks[name].params[key]
+            task_args[name][key] = convert_value(value, param.annotation, f"{name}.{key}")
+    # Harness-level options that a task also takes as a parameter are passed on to it.
+    for name in config.task:
+        params = tasks[name].params
+        if config.sandbox is not None and "sandbox" in params:
+            task_args[name].setdefault("sandbox", config.sandbox)
+        if "seed" in params and any(k == "seed" for k, _ in pairs):
+            task_args[name].setdefault("seed", config.seed)
+    return config, task_args, {name: tasks[name] for name in config.task}
+
+
+def convert_value(raw: str, annotation: Any, key: str) -> Any:
+    """Convert a command-line string to `annotation`, or raise naming the expected type."""
+    try:
+        return _convert(raw.strip(), annotation)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{key}={raw!r}: expected {_describe(annotation)} ({exc})") from None
+
+
+def _convert(raw: str, annotation: Any) -> Any:
+    if annotation is Any or annotation is None or annotation is TaskParam:
+        return _auto(raw)
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        if raw.lower() in ("none", "null", "") and type(None) in args:
+            return None
+        errors = []
+        for option in (a for a in args if a is not type(None)):
+            try:
+                return _convert(raw, option)
+            except (ValueError, TypeError) as exc:
+                errors.append(str(exc))
+        raise ValueError("; ".join(errors))
+    if origin is Literal:
+        for option in args:
+            if str(option) == raw:
+                return option
+        raise ValueError(f"one of {', '.join(map(str, args))}")
+    if origin in (list, tuple, typing.Sequence, getattr(__import__("collections.abc").abc, "Sequence")):
+        item = args[0] if args else Any
+        parts = [p for p in raw.split(",") if p.strip()] if raw else []
+        values = [_convert(p.strip(), item) for p in parts]
+        return tuple(values) if origin is tuple else values
+    if origin is dict or annotation is dict:
+        raise ValueError("dictionaries are set with dotted keys (role.judge=...)")
+    if annotation is bool:
+        lowered = raw.lower()
+        if lowered in ("true", "1", "yes", "on"):
+            return True
+        if lowered in ("false", "0", "no", "off"):
+            return False
+        raise ValueError("true or false")
+    if annotation is int:
+        return int(raw)
+    if annotation is float:
+        return float(raw)
+    if annotation is str:
+        return raw
+    return annotation(raw)
+
+
+def _auto(raw: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(raw)
+        except ValueError:
+            pass
+    if raw.lower() in ("true", "false"):
+        return raw.lower() == "true"
+    return raw
+
+
+def _describe(annotation: Any) -> str:
+    from harness.registry import _type_name
+
+    return _type_name(annotation)
+
+
+def _suggest(key: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
+    return f" (did you mean '{close[0]}'?)" if close else ""

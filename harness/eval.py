@@ -1,0 +1,113 @@
+"""Run tasks through inspect's eval-set (resumable) and summarise the result."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.config import EvalConfig
+from harness.models.aliases import ModelServers, ResolvedModel, resolve_model
+from harness.registry import TaskEntry
+
+
+@dataclass
+class TaskSummary:
+    task: str
+    model: str
+    status: str
+    samples: str
+    metrics: dict[str, float]
+    log: str
+    error: str | None = None
+
+
+@dataclass
+class EvalOutcome:
+    success: bool
+    summaries: list[TaskSummary]
+    log_dir: str
+
+
+def run_eval(
+    config: EvalConfig,
+    tasks: dict[str, TaskEntry],
+    task_args: dict[str, dict[str, Any]],
+    servers: ModelServers | None = None,
+) -> EvalOutcome:
+    """Evaluate `config.task` on `config.model`; re-running the same call resumes.
+
+    `servers` lets several runs share the model servers they need (one vLLM start for all).
+    """
+    if servers is None:
+        with ModelServers() as own:
+            return run_eval(config, tasks, task_args, own)
+    from inspect_ai import eval_set
+    from inspect_ai.model import get_model
+
+    log_dir = str(Path(config.log_dir).resolve())
+    if True:
+        model = _model(servers, resolve_model(config.model, config.backend), get_model, config)
+        roles = {
+            role: _model(servers, resolve_model(spec, config.backend), get_model, config)
+            for role, spec in config.role.items()
+        }
+        built = [tasks[name].function(**task_args.get(name, {})) for name in config.task]
+        generate: dict[str, Any] = {"seed": config.seed}
+        if config.max_tokens is not None:
+            generate["max_tokens"] = config.max_tokens
+        if config.temperature is not None:
+            generate["temperature"] = config.temperature
+        success, logs = eval_set(
+            built,
+            log_dir=log_dir,
+            model=model,
+            model_roles=roles or None,
+            limit=config.limit,
+            epochs=config.epochs,
+            retry_attempts=config.retry_attempts,
+            retry_wait=1,
+            max_connections=config.max_connections,
+            max_samples=config.max_samples,
+            fail_on_error=config.fail_on_error,
+            display=config.display,
+            log_dir_allow_dirty=True,
+            **generate,
+        )
+    return EvalOutcome(success=bool(success), summaries=[summarise(log) for log in logs], log_dir=log_dir)
+
+
+def _model(servers: ModelServers, resolved: ResolvedModel, get_model: Any, config: EvalConfig) -> Any:
+    prepared = servers.prepare(resolved)
+    args = dict(prepared.args)
+    base_url = args.pop("base_url", None)
+    if base_url and prepared.name.startswith("vllm/"):
+        # Through the environment, so the model's identity (and eval-set resume) does not
+        # depend on the port the server happened to get.
+        os.environ["VLLM_BASE_URL"] = base_url
+        base_url = None
+    return get_model(prepared.name, base_url=base_url, **args)
+
+
+def summarise(log: Any) -> TaskSummary:
+    metrics: dict[str, float] = {}
+    if log.results is not None:
+        for score in log.results.scores:
+            for name, metric in score.metrics.items():
+                key = name if len(log.results.scores) == 1 else f"{score.name}/{name}"
+                metrics[key] = metric.value
+    total = log.results.total_samples if log.results else 0
+    done = log.results.completed_samples if log.results else 0
+    error = None
+    if log.error is not None:
+        error = str(log.error.message).splitlines()[0][:200]
+    return TaskSummary(
+        task=log.eval.task,
+        model=log.eval.model,
+        status=log.status,
+        samples=f"{done}/{total}",
+        metrics=metrics,
+        log=log.location,
+        error=error,
+    )

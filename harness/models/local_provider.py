@@ -1,0 +1,204 @@
+"""`harness/<default|path>`: the in-process transformers back-end, on the white-box handle.
+
+For machines without vLLM and for fast tests. Greedy decoding (the harness's runs are
+deterministic); concurrent requests are gathered into batches. Models without native tool
+calling get tools described in the system prompt and `<tool_call>{json}</tool_call>` parsed back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+    modelapi,
+)
+from inspect_ai.model._model_output import ChatCompletionChoice
+from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
+
+from harness.models.whitebox import Generation, WhiteBoxLM
+
+DEFAULT_MAX_TOKENS = 256
+_TOOL_CALL_RE = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
+
+
+@modelapi(name="harness")
+class LocalTransformersAPI(ModelAPI):
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        batch_size: int = 8,
+        batch_wait_ms: float = 20.0,
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config)
+        if model_args:
+            raise ValueError(
+                f"harness/{model_name}: unknown model args {sorted(model_args)}; "
+                "expected batch_size, batch_wait_ms"
+            )
+        self.lm = WhiteBoxLM.shared(model_name)
+        self._batcher = _Batcher(self.lm, batch_size, batch_wait_ms / 1000.0)
+
+    def max_connections(self) -> int:
+        return 16
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        messages = _render_messages(input, tools)
+        prompt = self.lm.chat_template(messages)
+        max_tokens = config.max_tokens or DEFAULT_MAX_TOKENS
+        generation = await self._batcher.submit(prompt, max_tokens, list(config.stop_seqs or []))
+        text, calls = generation.text, None
+        if tools:
+            text, calls = _parse_tool_calls(generation.text, tools)
+        message = ChatMessageAssistant(
+            content=text, tool_calls=calls, model=self.model_name, source="generate"
+        )
+        stop = "tool_calls" if calls else ("max_tokens" if generation.finish_reason == "length" else "stop")
+        output = ModelOutput(
+            model=self.model_name, choices=[ChatCompletionChoice(message=message, stop_reason=stop)]
+        )
+        output.usage = ModelUsage(
+            input_tokens=generation.prompt_tokens,
+            output_tokens=len(generation.token_ids),
+            total_tokens=generation.prompt_tokens + len(generation.token_ids),
+        )
+        return output
+
+
+@dataclass
+class _Request:
+    prompt: str
+    max_tokens: int
+    stop: list[str]
+    future: asyncio.Future[Generation]
+
+
+class _Batcher:
+    """Collects concurrent requests for a few ms and runs them as one padded batch."""
+
+    def __init__(self, lm: WhiteBoxLM, batch_size: int, wait_s: float) -> None:
+        self.lm, self.batch_size, self.wait_s = lm, max(1, batch_size), wait_s
+        self.pending: list[_Request] = []
+        self.worker: asyncio.Task[None] | None = None
+
+    async def submit(self, prompt: str, max_tokens: int, stop: list[str]) -> Generation:
+        future: asyncio.Future[Generation] = asyncio.get_running_loop().create_future()
+        self.pending.append(_Request(prompt, max_tokens, stop, future))
+        if self.worker is None or self.worker.done():
+            self.worker = asyncio.create_task(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        while self.pending:
+            await asyncio.sleep(self.wait_s)
+            # Same stop strings in one batch; greedy decoding makes a longer budget harmless.
+            head = self.pending[0]
+            batch = [r for r in self.pending if r.stop == head.stop][: self.batch_size]
+            self.pending = [r for r in self.pending if r not in batch]
+            try:
+                results = await asyncio.to_thread(
+                    self.lm.generate,
+                    [r.prompt for r in batch],
+                    max(r.max_tokens for r in batch),
+                    record=False,
+                    batch_size=len(batch),
+                    stop=head.stop or None,
+                )
+            except Exception as exc:  # noqa: BLE001 - each waiting request gets the error
+                for request in batch:
+                    if not request.future.done():
+                        request.future.set_exception(exc)
+                continue
+            for request, result in zip(batch, results):
+                if not request.future.done():
+                    request.future.set_result(_clip(self.lm, result, request.max_tokens))
+
+
+def _clip(lm: WhiteBoxLM, generation: Generation, max_tokens: int) -> Generation:
+    if len(generation.token_ids) <= max_tokens:
+        return generation
+    ids = generation.token_ids[:max_tokens]
+    return Generation(
+        prompt=generation.prompt,
+        text=lm.tokenizer.decode(ids, skip_special_tokens=True),
+        token_ids=ids,
+        finish_reason="length",
+        prompt_tokens=generation.prompt_tokens,
+    )
+
+
+def _render_messages(input: list[ChatMessage], tools: list[ToolInfo]) -> list[dict[str, str]]:
+    messages: list[dict[str, str]] = []
+    for message in input:
+        if isinstance(message, ChatMessageTool):
+            body = message.error.message if message.error else message.text
+            messages.append(
+                {"role": "user", "content": f"<tool_response name=\"{message.function}\">\n{body}\n</tool_response>"}
+            )
+        elif isinstance(message, ChatMessageAssistant):
+            content = message.text
+            for call in message.tool_calls or []:
+                content += "\n<tool_call>" + json.dumps(
+                    {"name": call.function, "arguments": call.arguments}
+                ) + "</tool_call>"
+            messages.append({"role": "assistant", "content": content.strip()})
+        else:
+            messages.append({"role": message.role, "content": message.text})
+    if tools:
+        spec = "\n".join(
+            json.dumps({"name": t.name, "description": t.description, "parameters": t.parameters.model_dump(exclude_none=True)})
+            for t in tools
+        )
+        note = (
+            "You can call these tools:\n" + spec + "\nTo call a tool, reply with "
+            '<tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call>.'
+        )
+        if messages and messages[0]["role"] == "system":
+            messages[0] = {"role": "system", "content": messages[0]["content"] + "\n\n" + note}
+        else:
+            messages.insert(0, {"role": "system", "content": note})
+    return messages
+
+
+def _parse_tool_calls(text: str, tools: list[ToolInfo]) -> tuple[str, list[ToolCall] | None]:
+    """Tool calls written as `<tool_call>{json}</tool_call>`; malformed ones become parse errors."""
+    names = {t.name for t in tools}
+    calls: list[ToolCall] = []
+    for match in _TOOL_CALL_RE.finditer(text):
+        call_id = f"call_{uuid.uuid4().hex[:12]}"
+        try:
+            payload = json.loads(match.group(1))
+            name = str(payload["name"])
+            arguments = payload.get("arguments") or {}
+            if not isinstance(arguments, dict):
+                raise ValueError("arguments must be an object")
+        except (ValueError, KeyError, TypeError) as exc:
+            calls.append(ToolCall(id=call_id, function="unknown", arguments={},
+                                  parse_error=f"malformed tool call {match.group(1)[:200]!r}: {exc}"))
+            continue
+        parse_error = None if name in names else f"unknown tool '{name}' (available: {sorted(names)})"
+        calls.append(ToolCall(id=call_id, function=name, arguments=arguments, parse_error=parse_error))
+    content = _TOOL_CALL_RE.sub("", text).strip() if calls else text
+    return content, calls or None

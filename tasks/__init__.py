@@ -1,0 +1,1 @@
+"""One package per benchmark; each `tasks/<name>/task.py` defines `@task <name>`."""
