@@ -18,7 +18,7 @@ err = Console(stderr=True)
 
 USAGE = """usage:
   harness eval task=<name>[,<name>...|all] [model=<spec>] [backend=vllm|transformers]
-               [role.<role>=<spec>] [limit=N] [epochs=K] [seed=S] [log_dir=DIR]
+               [role.<role>=<spec>] [model_arg.<key>=<value>] [limit=N] [epochs=K] [seed=S] [log_dir=DIR]
                [sandbox=bwrap|docker|local] [<task_param>=<value> ...]
   harness list
   harness report [log_dir] [out=DIR] [baseline=<model>]
@@ -46,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/yellow] — re-run the same command to resume")
         return 130
+    except Exception as exc:  # noqa: BLE001 - a clear one-line error; HARNESS_DEBUG=1 for the trace
+        if os.environ.get("HARNESS_DEBUG"):
+            raise
+        err.print(f"[red]error:[/red] {type(exc).__name__}: {exc}\n(set HARNESS_DEBUG=1 for the traceback)")
+        return 1
 
 
 def _quiet_environment() -> None:

@@ -31,6 +31,7 @@ class EvalConfig:
     model: str = "default"
     backend: Literal["vllm", "transformers"] = "vllm"
     role: dict[str, str] = field(default_factory=dict)
+    model_arg: dict[str, Any] = field(default_factory=dict)
     limit: int | None = None
     epochs: int = 1
     seed: int = 0
@@ -78,6 +79,11 @@ def build_eval_config(
             if not role:
                 raise ConfigError("role.<name>=<model> needs a role name, e.g. role.judge=default")
             config.role[role] = value
+        elif key.startswith("model_arg."):
+            name = key[len("model_arg."):]
+            if not name:
+                raise ConfigError("model_arg.<name>=<value> needs a name, e.g. model_arg.reply=42")
+            config.model_arg[name] = _auto(value)
         elif key == "task":
             names = [n.strip() for n in value.split(",") if n.strip()]
             config.task = list(all_tasks) if names == ["all"] else names

@@ -48,7 +48,9 @@ def run_eval(
 
     log_dir = str(Path(config.log_dir).resolve())
     if True:
-        model = _model(servers, resolve_model(config.model, config.backend), get_model, config)
+        resolved = resolve_model(config.model, config.backend)
+        resolved.args.update(config.model_arg)
+        model = _model(servers, resolved, get_model, config)
         roles = {
             role: _model(servers, resolve_model(spec, config.backend), get_model, config)
             for role, spec in config.role.items()
