@@ -149,7 +149,26 @@ def _clip(lm: WhiteBoxLM, generation: Generation, max_tokens: int) -> Generation
     )
 
 
+class TextOnlyModelError(ValueError):
+    """A text-only model was sent images, audio or video."""
+
+
+def _check_text_only(input: list[ChatMessage]) -> None:
+    # Dropping an image silently would score the model on a question it never saw.
+    for index, message in enumerate(input):
+        if isinstance(message.content, str):
+            continue
+        for part in message.content:
+            if part.type not in ("text", "reasoning"):
+                raise TextOnlyModelError(
+                    f"message {index} ({message.role}) holds {part.type} content, but the in-process "
+                    "transformers back-end runs text-only causal LMs. Use a vision-language model "
+                    "(e.g. vllm/<VLM> served with `harness serve`) or the task's text-only option."
+                )
+
+
 def _render_messages(input: list[ChatMessage], tools: list[ToolInfo]) -> list[dict[str, str]]:
+    _check_text_only(input)
     messages: list[dict[str, str]] = []
     for message in input:
         if isinstance(message, ChatMessageTool):

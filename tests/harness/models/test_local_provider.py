@@ -39,3 +39,14 @@ def test_tool_call_emulation_parsing():
 
     rendered = _render_messages([ChatMessageUser(content="hi")], tools)
     assert rendered[0]["role"] == "system" and "<tool_call>" in rendered[0]["content"]
+
+
+def test_images_are_refused_not_dropped():
+    from inspect_ai.model import ChatMessageUser
+    from inspect_ai._util.content import ContentImage, ContentText
+
+    from harness.models.local_provider import TextOnlyModelError
+
+    message = ChatMessageUser(content=[ContentText(text="What does it say?"), ContentImage(image="data:image/png;base64,AAAA")])
+    with pytest.raises(TextOnlyModelError, match="message 0 \\(user\\) holds image content"):
+        _render_messages([message], [])
