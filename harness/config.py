@@ -161,6 +161,9 @@ def _convert(raw: str, annotation: Any) -> Any:
         parts = [p for p in raw.split(",") if p.strip()] if raw else []
         values = [_convert(p.strip(), item) for p in parts]
         return tuple(values) if origin is tuple else values
+    if annotation in (list, tuple):
+        parts = [_auto(p.strip()) for p in raw.split(",") if p.strip()] if raw else []
+        return parts if annotation is list else tuple(parts)
     if origin is dict or annotation is dict:
         raise ValueError("dictionaries are set with dotted keys (role.judge=...)")
     if annotation is bool:

@@ -69,3 +69,9 @@ def test_optional_values():
     assert convert_value("none", int | None, "k") is None
     assert convert_value("3", int | None, "k") == 3
     assert EvalConfig().model == "default"
+
+
+def test_bare_list_and_tuple():
+    assert convert_value("a,2", list, "k") == ["a", 2]
+    assert convert_value("", list | None, "k") is None and convert_value("", list, "k") == []
+    assert convert_value("1,2", tuple[int, ...], "k") == (1, 2)
