@@ -1,0 +1,18 @@
+"""`bwrap`: an inspect sandbox environment on bubblewrap (no Docker engine needed).
+
+Importing this package registers the provider, so `Task(sandbox="bwrap")`,
+`Task(sandbox=("bwrap", BwrapConfig(memory_mb=1024)))` and `--sandbox bwrap` work.
+"""
+
+from ._config import WORKDIR, BwrapConfig
+from ._probe import BwrapUnavailableError, bwrap_problem, require_bwrap
+from ._sandbox import BwrapSandboxEnvironment
+
+__all__ = [
+    "WORKDIR",
+    "BwrapConfig",
+    "BwrapSandboxEnvironment",
+    "BwrapUnavailableError",
+    "bwrap_problem",
+    "require_bwrap",
+]

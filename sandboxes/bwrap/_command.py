@@ -1,0 +1,148 @@
+"""The command line of one sandboxed exec: a tiny launcher shell, then bubblewrap."""
+
+from __future__ import annotations
+
+import functools
+import os
+import posixpath
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ._config import WORKDIR
+
+SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_BASE_ENV = {
+    "PATH": SANDBOX_PATH,
+    "HOME": WORKDIR,
+    "TMPDIR": "/tmp",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "TERM": "dumb",
+    "USER": "sandbox",
+    "LOGNAME": "sandbox",
+    "SHELL": "/bin/bash",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+_SYSTEM_RO = ("/usr", "/etc")
+_MAYBE_LINKED = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+# Runs on the host (as root when sandboxes get a private uid): join the sample's cgroups (paths in
+# $1..$n up to "--"), lower the rlimits, then exec the rest: `setpriv` to the sample's uid, or bwrap.
+# dash builtins only. (Python's own setuid in Popen would cost a full fork instead of a vfork.)
+LAUNCHER_FAILED = "bwrap-sandbox-launcher-failed"
+_LAUNCHER = r"""
+fail() { echo "LAUNCHER_FAILED: $1" >&2; exit 125; }
+while [ "$1" != "--" ]; do echo $$ > "$1" || fail "cannot join cgroup $1"; shift; done; shift
+umask 022 && ulimit -c 0 && ulimit -p "$1" && ulimit -f "$2" || fail "cannot set rlimits"
+if [ "$3" != 0 ]; then ulimit -v "$3" || fail "cannot set RLIMIT_AS"; fi
+shift 3; exec "$@"
+""".replace("LAUNCHER_FAILED", LAUNCHER_FAILED)
+
+
+@dataclass(frozen=True)
+class SandboxLayout:
+    """Host folders of one sample and what else is bound into its sandboxes."""
+
+    work_dir: str
+    tmp_dir: str
+    ro_binds: tuple[str, ...] = ()
+
+
+@functools.cache
+def _system_binds() -> tuple[str, ...]:
+    args: list[str] = []
+    for path in _SYSTEM_RO:
+        if os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    for path in _MAYBE_LINKED:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    return tuple(args)
+
+
+def _parents(path: str, made: set[str]) -> list[str]:
+    """`--dir` for each missing ancestor of a bind target, world-searchable (bwrap's own are 0700,
+    which the sample's uid could not traverse)."""
+    args: list[str] = []
+    parts = posixpath.normpath(path).strip("/").split("/")[:-1]
+    for i in range(len(parts)):
+        parent = "/" + "/".join(parts[: i + 1])
+        if parent in made or parent in _SYSTEM_RO or parent in _MAYBE_LINKED:
+            continue
+        made.add(parent)
+        args += ["--perms", "0755", "--dir", parent]
+    made.add(posixpath.normpath(path))
+    return args
+
+
+def _resolve_cwd(cwd: str | None) -> str:
+    if cwd is None:
+        return WORKDIR
+    return posixpath.normpath(posixpath.join(WORKDIR, cwd))
+
+
+def bwrap_argv(
+    bwrap: str,
+    layout: SandboxLayout,
+    cmd: Sequence[str],
+    *,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    drop_to: tuple[str, int] | None = None,
+) -> list[str]:
+    """The bubblewrap command that runs `cmd` isolated: read-only system folders, private
+    /workspace and /tmp, fresh /proc and minimal /dev, new PID, network (loopback only), IPC, UTS
+    and cgroup namespaces, no capabilities.
+
+    `drop_to=(setpriv, uid)` is the root path: bwrap runs privileged (so it can bind any host path,
+    and the mounts belong to the host's user namespace, beyond the sandbox's reach), and inside the
+    jail `setpriv` turns the command into host uid `uid` with no capabilities and no_new_privs.
+    Without it bwrap runs unprivileged in a new user namespace, as the calling user.
+    """
+    args = [bwrap, "--die-with-parent", "--new-session", "--hostname", "sandbox"]
+    args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+    args += ["--unshare-cgroup-try", "--cap-drop", "ALL"]
+    if drop_to is None:
+        args += ["--unshare-user"]
+    else:
+        # kept only up to setpriv, whose setuid clears them: DAC_READ_SEARCH lets bwrap chdir
+        # into the sample's 0700 folders, SETUID/SETGID let setpriv become the sample's uid,
+        # SETPCAP lets it empty the bounding set
+        for cap in ("CAP_DAC_READ_SEARCH", "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP"):
+            args += ["--cap-add", cap]
+    args += list(_system_binds())
+    made: set[str] = set()
+    for path in sorted(layout.ro_binds, key=len):
+        args += _parents(path, made)
+        args += ["--ro-bind", path, path]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--bind", layout.work_dir, WORKDIR, "--bind", layout.tmp_dir, "/tmp"]
+    args += ["--remount-ro", "/"]  # the root tmpfs bwrap builds: read-only once populated
+    args += ["--chdir", _resolve_cwd(cwd), "--clearenv"]
+    for key, value in {**_BASE_ENV, **(env or {})}.items():
+        args += ["--setenv", key, value]
+    args += ["--"]
+    if drop_to is not None:
+        setpriv, uid = drop_to
+        args += [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]  # fmt: skip
+    return args + list(cmd)
+
+
+def launcher_argv(
+    bwrap_cmd: Sequence[str],
+    *,
+    cgroup_procs: Sequence[str],
+    max_processes: int,
+    max_file_mb: int,
+    address_space_mb: int | None,
+) -> list[str]:
+    """Wrap a bwrap command in the launcher shell that applies the cgroups and rlimits."""
+    vmem_kb = 0 if address_space_mb is None else address_space_mb * 1024
+    fsize_blocks = max_file_mb * 2048  # dash counts 512-byte blocks
+    return [
+        "/bin/sh", "-c", _LAUNCHER, "sh", *cgroup_procs, "--",
+        str(max_processes), str(fsize_blocks), str(vmem_kb), *bwrap_cmd,
+    ]  # fmt: skip

@@ -1,0 +1,417 @@
+"""The `bwrap` inspect sandbox environment: one bubblewrap jail per exec, one work dir per sample."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import secrets
+import shlex
+import shutil
+import signal
+import stat
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Literal, Union, overload
+
+import anyio.to_thread
+from inspect_ai.util import (
+    ExecResult,
+    OutputLimitExceededError,
+    SandboxConnection,
+    SandboxEnvironment,
+    SandboxEnvironmentConfigType,
+    SandboxEnvironmentLimits,
+    SandboxUnavailableError,
+    SandboxUserUnsupportedError,
+    concurrency,
+    sandboxenv,
+)
+from pydantic import BaseModel
+from typing_extensions import override
+
+from ._cgroup import SampleCgroup, create_sample_cgroup
+from ._command import LAUNCHER_FAILED, SandboxLayout, bwrap_argv, launcher_argv
+from ._config import WORKDIR, BwrapConfig, config_of
+from ._files import READ_SCRIPT, WRITE_SCRIPT, FileTooLarge, raise_for_file_status
+from ._probe import BwrapUnavailableError, bwrap_path, require_bwrap
+from ._process import OutputTooLarge, run_process
+
+_UID_BASE, _UID_SPAN = 1_000_000_000, 1_000_000_000  # private per-sample host uids (root only)
+_PREFIX = "bwrap-sample-"
+_OWNER_FILE = "owner"  # beside workspace/ and tmp/: "<harness pid>\n<uid or ->\n<cgroup dirs...>"
+
+
+def _max_parallel_execs() -> int:
+    try:
+        from inspect_ai.util._subprocess import max_subprocesses_context_var
+
+        return max(1, int(max_subprocesses_context_var.get()))
+    except (ImportError, LookupError, TypeError, ValueError):
+        return os.cpu_count() or 1
+
+
+def _processes_of(uid: int) -> list[int]:
+    """Host pids whose real uid is `uid`."""
+    found: list[int] = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            for line in Path(entry.path, "status").read_text().splitlines():
+                if line.startswith("Uid:"):
+                    if int(line.split()[1]) == uid:
+                        found.append(int(entry.name))
+                    break
+    return found
+
+
+def _chown_tree(root: Path, uid: int) -> None:
+    os.lchown(root, uid, uid)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            os.lchown(os.path.join(dirpath, name), uid, uid)
+
+
+def _destroy_all_at_exit() -> None:
+    for environment in list(BwrapSandboxEnvironment._live):
+        with contextlib.suppress(Exception):
+            environment.destroy()
+
+
+def _remove_tree(path: Path) -> None:
+    def _writable_retry(func: Any, p: str, _exc: Any) -> None:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(p), stat.S_IRWXU)
+            func(p)
+
+    shutil.rmtree(path, onerror=_writable_retry)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _reap_stale_samples() -> int:
+    """Remove sample folders (and kill the processes, remove the cgroups) left behind by harness
+    processes that died without cleaning up. Returns how many were removed."""
+    removed = 0
+    for root in Path(tempfile.gettempdir()).glob(_PREFIX + "*"):
+        try:
+            pid, uid, *groups = (root / _OWNER_FILE).read_text().split("\n")
+            if _alive(int(pid)):
+                continue
+        except (OSError, ValueError):
+            continue  # not ours, or still being created
+        if uid.isdigit() and os.geteuid() == 0:
+            for victim in _processes_of(int(uid)):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(victim, signal.SIGKILL)
+        SampleCgroup(tuple(Path(g) for g in groups if g)).remove(wait_s=0.5)
+        _remove_tree(root)
+        removed += 1
+    return removed
+
+
+@sandboxenv(name="bwrap")
+class BwrapSandboxEnvironment(SandboxEnvironment):
+    """Agent commands isolated with bubblewrap: read-only system, private `/workspace` and `/tmp`,
+    no network, own PID/IPC/UTS namespaces, an unprivileged uid without capabilities, and
+    wall-time, memory, process and output limits. See sandboxes/README.md.
+    """
+
+    _live: set["BwrapSandboxEnvironment"] = set()
+
+    def __init__(self, config: BwrapConfig, bwrap: str) -> None:
+        super().__init__()
+        self.config = config
+        self._bwrap = bwrap
+        self.uid: int | None = None
+        if os.geteuid() == 0:
+            self.uid = _UID_BASE + secrets.randbelow(_UID_SPAN)
+        self._setpriv = shutil.which("setpriv", path="/usr/bin:/bin")
+        if self.uid is not None and self._setpriv is None:
+            raise BwrapUnavailableError(
+                "bwrap sandbox: `setpriv` (util-linux) is missing; it drops sandboxed commands "
+                "to an unprivileged uid. Install it with `apt-get install util-linux`."
+            )
+        self._user_name = str(os.getuid() if self.uid is None else self.uid)
+        self._oom_seen = 0
+        self.cgroup: SampleCgroup | None = None
+        self.root = Path(tempfile.mkdtemp(prefix=_PREFIX))
+        try:
+            self.layout = self._make_folders()
+            if self.uid is not None:
+                self.cgroup = create_sample_cgroup(
+                    self.root.name, memory_mb=config.memory_mb, max_processes=config.max_processes
+                )
+            owner = [str(os.getpid()), str(self.uid if self.uid is not None else "-")]
+            owner += [str(d) for d in (self.cgroup.dirs if self.cgroup else ())]
+            (self.root / _OWNER_FILE).write_text("\n".join(owner) + "\n")
+        except BaseException:
+            if self.cgroup is not None:
+                self.cgroup.remove()
+            _remove_tree(self.root)
+            raise
+        self._nproc = config.max_processes
+        if self.uid is None:  # RLIMIT_NPROC counts all of our uid's processes, not just these
+            self._nproc += len(_processes_of(os.getuid()))
+        self.task_name = ""
+        BwrapSandboxEnvironment._live.add(self)
+
+    def _make_folders(self) -> SandboxLayout:
+        owner = os.geteuid() if self.uid is None else self.uid
+        work, tmp = self.root / "workspace", self.root / "tmp"
+        work.mkdir(mode=0o700)
+        tmp.mkdir(mode=0o700)
+        self._copy_in(work)
+        _chown_tree(work, owner)
+        os.lchown(tmp, owner, owner)
+        return SandboxLayout(str(work), str(tmp), tuple(self.config.ro_binds))
+
+    # ---------------------------------------------------------------- lifecycle
+
+    @override
+    @classmethod
+    async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
+        config_of(config)  # reject a bad config before any sample starts
+        require_bwrap()
+        await anyio.to_thread.run_sync(_reap_stale_samples)
+
+    @override
+    @classmethod
+    async def sample_init(
+        cls,
+        task_name: str,
+        config: SandboxEnvironmentConfigType | None,
+        metadata: dict[str, str],
+    ) -> dict[str, SandboxEnvironment]:
+        require_bwrap()
+        path = bwrap_path()
+        assert path is not None
+        environment = await anyio.to_thread.run_sync(cls, config_of(config), path)
+        environment.task_name = task_name
+        return {"default": environment}
+
+    @override
+    @classmethod
+    async def sample_cleanup(
+        cls,
+        task_name: str,
+        config: SandboxEnvironmentConfigType | None,
+        environments: dict[str, SandboxEnvironment],
+        interrupted: bool,
+    ) -> None:
+        # `interrupted` needs no special path: destroy() SIGKILLs, it never waits on the commands
+        for environment in environments.values():
+            await anyio.to_thread.run_sync(environment.as_type(BwrapSandboxEnvironment).destroy)
+
+    @override
+    @classmethod
+    async def task_cleanup(
+        cls, task_name: str, config: SandboxEnvironmentConfigType | None, cleanup: bool
+    ) -> None:
+        if cleanup:  # samples whose sample_cleanup did not run
+            for environment in [e for e in cls._live if e.task_name == task_name]:
+                await anyio.to_thread.run_sync(environment.destroy)
+
+    @override
+    @classmethod
+    async def cli_cleanup(cls, id: str | None) -> None:
+        """`inspect sandbox cleanup bwrap`: remove what dead harness processes left behind."""
+        await anyio.to_thread.run_sync(_reap_stale_samples)
+
+    @override
+    @classmethod
+    def config_deserialize(cls, config: dict[str, Any]) -> BaseModel:
+        return BwrapConfig(**config)
+
+    def destroy(self) -> None:
+        """Kill whatever still runs for this sample and delete its folders and cgroups."""
+        self._kill_leftovers()
+        if self.cgroup is not None:
+            self.cgroup.remove()
+        _remove_tree(self.root)
+        BwrapSandboxEnvironment._live.discard(self)
+
+    def _copy_in(self, work: Path) -> None:
+        for target, source in self.config.files.items():
+            rel = target
+            if target.startswith("/"):
+                if not (target + "/").startswith(WORKDIR + "/"):
+                    raise ValueError(f"bwrap config files: {target!r} is not under {WORKDIR}")
+                rel = os.path.relpath(target, WORKDIR)
+            dest = (work / rel).resolve()
+            if dest != work and work not in dest.parents:
+                raise ValueError(f"bwrap config files: {target!r} leaves the work dir")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if Path(source).is_dir():
+                shutil.copytree(source, dest, symlinks=True, dirs_exist_ok=True)
+            else:
+                shutil.copy2(source, dest)
+
+    def _kill_leftovers(self, wait_s: float = 2.0) -> None:
+        """SIGKILL every process of this sample (its cgroup, or its private uid) until none is left."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            pids: set[int] = set()
+            if self.cgroup is not None:
+                pids |= self.cgroup.pids()
+            if self.uid is not None:
+                pids |= set(_processes_of(self.uid))
+            if not pids or time.monotonic() > deadline:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+
+    # ---------------------------------------------------------------- exec
+
+    def _argv(self, cmd: list[str], cwd: str | None, env: dict[str, str] | None) -> list[str]:
+        drop_to = None
+        if self.uid is not None:
+            assert self._setpriv is not None
+            drop_to = (self._setpriv, self.uid)
+        inner = bwrap_argv(
+            self._bwrap, self.layout, cmd, cwd=cwd, env={**self.config.env, **(env or {})},
+            drop_to=drop_to,
+        )  # fmt: skip
+        return launcher_argv(
+            inner,
+            cgroup_procs=self.cgroup.procs_files if self.cgroup else (),
+            max_processes=self._nproc,
+            max_file_mb=self.config.max_file_mb,
+            address_space_mb=None if self.cgroup else self.config.memory_mb,
+        )
+
+    async def _run(
+        self,
+        cmd: list[str],
+        *,
+        input: str | bytes | None,
+        cwd: str | None,
+        env: dict[str, str] | None,
+        timeout: int | None,
+        output_cap: int,
+        use_concurrency: bool,
+    ) -> tuple[int, bytes, bytes]:
+        data = input.encode("utf-8") if isinstance(input, str) else input
+        limit = timeout if timeout is not None else self.config.timeout_s
+        argv = self._argv(cmd, cwd, env)
+        gate: contextlib.AbstractAsyncContextManager[Any] = contextlib.nullcontext()
+        if use_concurrency:
+            gate = concurrency("bwrap-exec", _max_parallel_execs(), visible=False)
+        async with gate:
+            try:
+                done = await run_process(
+                    argv, input=data, timeout=limit, output_cap=output_cap
+                )
+            except TimeoutError:
+                await anyio.to_thread.run_sync(self._kill_leftovers)
+                raise TimeoutError(
+                    f"bwrap sandbox: command timed out after {limit}s and was killed"
+                ) from None
+            except OutputTooLarge:
+                await anyio.to_thread.run_sync(self._kill_leftovers)
+                raise
+        if done.returncode == 125 and done.stderr.startswith(LAUNCHER_FAILED.encode()):
+            raise SandboxUnavailableError(
+                f"bwrap sandbox could not start the command: {done.stderr.decode(errors='replace')}"
+            )
+        return done.returncode, done.stdout, done.stderr
+
+    @override
+    async def exec(
+        self,
+        cmd: list[str],
+        input: str | bytes | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        user: str | None = None,
+        timeout: int | None = None,
+        timeout_retry: bool = True,
+        concurrency: bool = True,
+    ) -> ExecResult[str]:
+        if user is not None and user != self._user_name:
+            raise SandboxUserUnsupportedError(
+                f"bwrap sandbox runs commands as one unprivileged user ({self._user_name}); "
+                f"cannot run as {user!r}"
+            )
+        cap = SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE
+        try:
+            rc, out, err = await self._run(
+                cmd, input=input, cwd=cwd, env=env, timeout=timeout,
+                output_cap=cap, use_concurrency=concurrency,
+            )  # fmt: skip
+        except OutputTooLarge as ex:
+            raise OutputLimitExceededError(
+                limit_str=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE_STR,
+                truncated_output=ex.head.decode("utf-8", errors="replace"),
+            ) from None
+        stderr = err.decode("utf-8", errors="replace")
+        if rc == 128 + signal.SIGKILL and self.cgroup is not None:
+            kills = self.cgroup.oom_kills()
+            if kills > self._oom_seen:
+                self._oom_seen = kills
+                stderr += f"\n[bwrap sandbox: killed, memory limit of {self.config.memory_mb} MB]"
+        return ExecResult(
+            success=rc == 0,
+            returncode=rc,
+            stdout=out.decode("utf-8", errors="replace"),
+            stderr=stderr,
+        )
+
+    # ---------------------------------------------------------------- files
+
+    @override
+    async def write_file(self, file: str, contents: str | bytes) -> None:
+        data = contents.encode("utf-8") if isinstance(contents, str) else contents
+        rc, _, err = await self._run(
+            ["/bin/sh", "-c", WRITE_SCRIPT, "sh", file], input=data, cwd=None, env=None,
+            timeout=self.config.timeout_s, output_cap=1 << 16, use_concurrency=True,
+        )  # fmt: skip
+        raise_for_file_status(rc, file, err.decode("utf-8", errors="replace"))
+
+    @overload
+    async def read_file(self, file: str, text: Literal[True] = True) -> str: ...
+
+    @overload
+    async def read_file(self, file: str, text: Literal[False]) -> bytes: ...
+
+    @override
+    async def read_file(self, file: str, text: bool = True) -> Union[str | bytes]:
+        limit = SandboxEnvironmentLimits.MAX_READ_FILE_SIZE
+        too_big = OutputLimitExceededError(
+            limit_str=SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR, truncated_output=None
+        )
+        try:
+            rc, out, err = await self._run(
+                ["/bin/sh", "-c", READ_SCRIPT, "sh", file, str(limit)], input=None, cwd=None,
+                env=None, timeout=self.config.timeout_s, output_cap=limit, use_concurrency=True,
+            )  # fmt: skip
+            raise_for_file_status(rc, file, err.decode("utf-8", errors="replace"))
+        except (OutputTooLarge, FileTooLarge):
+            raise too_big from None
+        return out.decode("utf-8") if text else out
+
+    # ---------------------------------------------------------------- misc
+
+    @override
+    async def connection(self, *, user: str | None = None) -> SandboxConnection:
+        argv = self._argv(["/bin/bash", "-i"], None, None)
+        return SandboxConnection(type="bwrap", command=shlex.join(argv))
+
+    @override
+    def default_polling_interval(self) -> float:
+        return 0.2
+
+
+atexit.register(_destroy_all_at_exit)

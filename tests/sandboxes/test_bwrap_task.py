@@ -1,0 +1,62 @@
+"""A tiny inspect Task with sandbox="bwrap": inspect calls sample_init, copies Sample.files in
+through write_file, the solver runs commands, and sample_cleanup removes the work dir."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.scorer import Score, Target, accuracy, scorer
+from inspect_ai.solver import Generate, TaskState, solver
+from inspect_ai.util import SandboxEnvironmentSpec, sandbox
+
+from sandboxes.bwrap import BwrapConfig, BwrapSandboxEnvironment
+
+_seen_roots: list[str] = []
+
+
+@solver
+def probe_sandbox():  # type: ignore[no-untyped-def]
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        box = sandbox()
+        _seen_roots.append(str(box.as_type(BwrapSandboxEnvironment).root))
+        result = await box.exec(["sh", "-c", "cat data.txt; python3 -c 'print(6*7)'; touch /usr/x 2>/dev/null || echo ro"])
+        await box.write_file("out/answer.txt", result.stdout)
+        state.metadata["answer"] = await box.read_file("out/answer.txt")
+        return state
+
+    return solve
+
+
+@scorer(metrics=[accuracy()])
+def answer_check():  # type: ignore[no-untyped-def]
+    async def score(state: TaskState, target: Target) -> Score:
+        return Score(value="C" if state.metadata.get("answer") == target.text else "I",
+                     answer=state.metadata.get("answer"))  # fmt: skip
+
+    return score
+
+
+def test_task_runs_in_bwrap(bwrap_ok: None, tmp_path: Path) -> None:
+    task = Task(
+        dataset=[Sample(input="go", target="payload\n42\nro\n", files={"data.txt": "payload\n"})],
+        solver=probe_sandbox(),
+        scorer=answer_check(),
+        sandbox=SandboxEnvironmentSpec("bwrap", BwrapConfig(memory_mb=512, timeout_s=30)),
+    )
+    [log] = eval(task, model="mockllm/model", log_dir=str(tmp_path), display="none")
+    assert log.status == "success", log.error
+    assert log.results is not None
+    assert log.results.scores[0].metrics["accuracy"].value == 1.0
+    assert log.eval.sandbox is not None and log.eval.sandbox.type == "bwrap"
+    assert log.eval.sandbox.config == BwrapConfig(memory_mb=512, timeout_s=30)
+    assert _seen_roots and not any(Path(r).exists() for r in _seen_roots)  # cleaned up
+
+
+def test_task_by_name_string(bwrap_ok: None, tmp_path: Path) -> None:
+    task = Task(dataset=[Sample(input="go", target="payload\n42\nro\n", files={"data.txt": "payload\n"})],
+                solver=probe_sandbox(), scorer=answer_check(), sandbox="bwrap")  # fmt: skip
+    [log] = eval(task, model="mockllm/model", log_dir=str(tmp_path), display="none")
+    assert log.status == "success", log.error
+    assert log.results is not None and log.results.scores[0].metrics["accuracy"].value == 1.0
