@@ -155,13 +155,11 @@ def cmd_report(args: list[str]) -> int:
 
 
 def _print_report_result(result: Any) -> None:
-    for attr in ("html", "markdown", "csv"):
-        path = getattr(result, attr, None) or getattr(result, f"{attr}_path", None)
-        if path:
-            console.print(f"{attr}: {path}")
-    skipped = getattr(result, "skipped", None) or []
-    for item in skipped:
-        console.print(f"[yellow]skipped:[/yellow] {item}")
+    console.print(f"report: {len(result.runs)} runs, tasks: {', '.join(result.tasks) or '(none)'}")
+    for label, path in (("html", result.html), ("markdown", result.markdown), ("csv", result.csv)):
+        console.print(f"{label:>9}: {path}")
+    for item in result.skipped:
+        console.print(f"[yellow]  skipped:[/yellow] {Path(item.path).name} ({item.task or '?'}, {item.model or '?'}): {item.reason}")
 
 
 # ------------------------------------------------------------------------------------- serve

@@ -1,0 +1,190 @@
+"""Find the runs in a log directory and pick the ones a report uses.
+
+Rule (stated in the report): per (task, model, model roles, task arguments) the **latest run whose
+status is ``success``** is used. Every other log is listed as skipped with the reason: superseded
+by a newer complete run, unfinished (``started``), cancelled, failed (``error``), or unreadable.
+Only headers are read here (``read_eval_log(header_only=True)``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.log import EvalLog, read_eval_log
+
+_LOG_SUFFIXES = (".eval", ".json")
+
+
+@dataclass(frozen=True)
+class SkippedLog:
+    path: str
+    task: str | None
+    model: str | None
+    reason: str
+
+
+@dataclass
+class Run:
+    """One log's header, reduced to what leaderboards need."""
+
+    path: str
+    task: str
+    model: str
+    model_roles: dict[str, str]
+    task_args: dict[str, Any]
+    status: str
+    created: str
+    eval_id: str
+    total_samples: int
+    completed_samples: int
+    # "<score name>/<metric name>" -> value
+    metrics: dict[str, float] = field(default_factory=dict)
+    scorers: list[str] = field(default_factory=list)
+    deviations: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """What identifies "the same run" for selection."""
+        return (
+            self.task,
+            self.model,
+            json.dumps(self.model_roles, sort_keys=True),
+            json.dumps(self.task_args, sort_keys=True, default=str),
+        )
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name
+
+
+def task_short_name(task: str) -> str:
+    """Registry names may be namespaced (``pkg/anchor``); leaderboards use the bare name."""
+    return task.rsplit("/", 1)[-1]
+
+
+def _role_models(log: EvalLog) -> dict[str, str]:
+    roles = getattr(log.eval, "model_roles", None) or {}
+    out: dict[str, str] = {}
+    for role, cfg in roles.items():
+        model = getattr(cfg, "model", None)
+        if model is None and isinstance(cfg, dict):
+            model = cfg.get("model")
+        out[str(role)] = str(model if model is not None else cfg)
+    return dict(sorted(out.items()))
+
+
+def _metrics(log: EvalLog) -> tuple[dict[str, float], list[str]]:
+    out: dict[str, float] = {}
+    scorers: list[str] = []
+    if log.results is None:
+        return out, scorers
+    for score in log.results.scores:
+        scorers.append(score.name)
+        for mname, metric in score.metrics.items():
+            try:
+                out[f"{score.name}/{mname}"] = float(metric.value)
+            except (TypeError, ValueError):
+                continue  # a non-numeric metric cannot sit in a numeric table
+    return out, scorers
+
+
+def run_from_header(path: str, log: EvalLog) -> Run:
+    metrics, scorers = _metrics(log)
+    meta = log.eval.metadata or {}
+    deviations = meta.get("deviations") if isinstance(meta, dict) else None
+    return Run(
+        path=path,
+        task=task_short_name(log.eval.task),
+        model=str(log.eval.model),
+        model_roles=_role_models(log),
+        task_args=dict(log.eval.task_args or {}),
+        status=str(log.status),
+        created=str(log.eval.created),
+        eval_id=str(log.eval.eval_id),
+        total_samples=int(log.results.total_samples) if log.results else 0,
+        completed_samples=int(log.results.completed_samples) if log.results else 0,
+        metrics=metrics,
+        scorers=scorers,
+        deviations=[str(d) for d in deviations] if isinstance(deviations, list) else [],
+        error=(log.error.message if log.error is not None else None),
+    )
+
+
+def discover_logs(log_dir: Path) -> list[Path]:
+    """Every ``.eval``/``.json`` log below ``log_dir`` (eval-set bookkeeping files excluded)."""
+    if not log_dir.is_dir():
+        raise FileNotFoundError(f"log directory {log_dir} does not exist")
+    found = []
+    for path in sorted(log_dir.rglob("*")):
+        if not path.is_file() or path.suffix not in _LOG_SUFFIXES:
+            continue
+        # eval-set writes logs.json / eval-set.json beside the logs; they are not eval logs.
+        if path.name in ("logs.json", "eval-set.json") or path.name.startswith("."):
+            continue
+        found.append(path)
+    return found
+
+
+def read_runs(log_dir: Path) -> tuple[list[Run], list[SkippedLog]]:
+    """Read every log header; unreadable files become :class:`SkippedLog`, never an exception."""
+    runs: list[Run] = []
+    skipped: list[SkippedLog] = []
+    for path in discover_logs(log_dir):
+        rel = str(path.relative_to(log_dir))
+        try:
+            log = read_eval_log(str(path), header_only=True)
+        except Exception as exc:  # noqa: BLE001 - any unreadable log is reported, not fatal
+            msg = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+            skipped.append(
+                SkippedLog(rel, None, None, f"unreadable log ({type(exc).__name__}: {msg})")
+            )
+            continue
+        try:
+            runs.append(run_from_header(rel, log))
+        except Exception as exc:  # noqa: BLE001
+            skipped.append(
+                SkippedLog(rel, None, None, f"malformed log header ({type(exc).__name__}: {exc})")
+            )
+    return runs, skipped
+
+
+_STATUS_REASON = {
+    "started": "unfinished run (status 'started': still running or killed before it ended)",
+    "cancelled": "cancelled run",
+    "error": "run ended with an error",
+}
+
+
+def select_runs(runs: list[Run]) -> tuple[list[Run], list[SkippedLog]]:
+    """Latest ``success`` run per (task, model, model roles, task arguments); the rest skipped."""
+    by_key: dict[tuple[str, str, str, str], list[Run]] = {}
+    for run in runs:
+        by_key.setdefault(run.key, []).append(run)
+    selected: list[Run] = []
+    skipped: list[SkippedLog] = []
+    for group in by_key.values():
+        group.sort(key=lambda r: (r.created, r.path), reverse=True)
+        complete = [r for r in group if r.status == "success"]
+        chosen = complete[0] if complete else None
+        if chosen is not None:
+            selected.append(chosen)
+        for run in group:
+            if run is chosen:
+                continue
+            if run.status != "success":
+                reason = _STATUS_REASON.get(run.status, f"status '{run.status}'")
+                if run.error:
+                    reason += f": {run.error.strip().splitlines()[0][:160]}"
+                if chosen is None:
+                    reason += "; no complete run of this configuration exists"
+                else:
+                    reason += f"; using {chosen.name}"
+            else:
+                reason = f"superseded by newer complete run {chosen.name}" if chosen else "?"
+            skipped.append(SkippedLog(run.path, run.task, run.model, reason))
+    selected.sort(key=lambda r: (r.task, r.model, r.key[3]))
+    return selected, skipped

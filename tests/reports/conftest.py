@@ -1,0 +1,77 @@
+"""Fixtures for the report tests: one log directory of real inspect logs, built once."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _toy_logs import build_log_dir  # noqa: E402
+
+DET_SCHEMA = """
+task: det_toy
+title: "Toy detector"
+method_args: [detector]
+metrics:
+  - id: auroc
+    key: "suspicion/auroc"
+    display: AUROC
+    direction: higher
+    headline: true
+    format: percent
+    interval: {kind: auroc, score: "score.suspicion.value", label: "score.suspicion.metadata.label"}
+  - id: ghost
+    key: "*/ghost_metric"
+    display: "Ghost"
+    direction: lower
+plots:
+  - {kind: bars, metric: auroc}
+  - {kind: roc, metric: auroc}
+  - {kind: score_drop, before: "score.suspicion.value", after: "score.suspicion.metadata.label", group: "metadata.kind"}
+"""
+
+DET_REFERENCE = """
+paper: "Toy detection paper (ICML 2026)"
+source: "Table 1"
+rows:
+  - {model: "Llama-3.1-8B", method: "nci", dataset: "toyset", metric: "auroc", value: 72.5}
+  - {model: "Llama-3.1-8B", method: "fdbd", dataset: "toyset", metric: "auroc", value: 0.61, scale: 1}
+  - {model: "Llama-3.1-8B", method: "nci", metric: "auroc"}
+  - {model: "Qwen", method: "nci", metric: "f1", value: 0.5}
+"""
+
+
+@pytest.fixture(scope="session")
+def toy_logs(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
+    root = tmp_path_factory.mktemp("report_logs") / "logs"
+    return root, build_log_dir(root)
+
+
+@pytest.fixture(scope="session")
+def toy_schema_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("schemas")
+    (d / "det_toy.yaml").write_text(DET_SCHEMA)
+    return d
+
+
+@pytest.fixture(scope="session")
+def toy_reference_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("tasks")
+    (d / "det_toy").mkdir()
+    (d / "det_toy" / "reference.yaml").write_text(DET_REFERENCE)
+    return d
+
+
+@pytest.fixture(scope="session")
+def toy_report(toy_logs, toy_schema_dir, toy_reference_dir, tmp_path_factory):
+    from reports import build_report
+
+    root, _ = toy_logs
+    out = tmp_path_factory.mktemp("report_out")
+    return build_report(
+        root, out, baseline="scripted/weak", n_boot=500,
+        schema_dir=toy_schema_dir, reference_dirs=[toy_reference_dir],
+    )

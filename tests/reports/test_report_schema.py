@@ -1,0 +1,146 @@
+"""Leaderboard schemas and reference files: parsing, errors that name the place, packaged files."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from reports import SchemaError, load_schema, parse_reference, parse_schema
+from reports._leaderboard import _key_regex, fast_aupr, fast_auroc
+from reports._schema import SCHEMA_DIR
+
+TASKS = ["swe_abs", "anchor", "correct", "ood_hallucination", "omniverifier", "docval", "dispat"]
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_packaged_schema_loads(task):
+    schema = load_schema(task)
+    assert schema is not None and schema.task == task
+    assert schema.headline is not None and schema.headline.headline
+    assert schema.plots
+
+
+def test_no_stray_schema_files():
+    assert sorted(p.stem for p in SCHEMA_DIR.glob("*.yaml")) == sorted(TASKS)
+
+
+def _minimal(**over):
+    data = {"task": "t", "metrics": [{"id": "acc", "key": "s/accuracy"}]}
+    data.update(over)
+    return data
+
+
+def test_parse_defaults():
+    s = parse_schema(_minimal(), "x.yaml")
+    [m] = s.metrics
+    assert (m.direction, m.format, m.interval.kind) == ("higher", "float", "none")
+    assert s.headline is m  # first metric when none is marked
+
+
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        (_minimal(colour="red"), r"x.yaml: unknown field\(s\) \['colour'\]"),
+        (_minimal(metrics=[{"id": "a"}]), "metrics\\[0\\]: missing required field 'key'"),
+        (_minimal(metrics=[{"id": "a", "key": "k", "direction": "up"}]), "direction"),
+        (_minimal(metrics=[{"id": "a", "key": "k", "interval": {"kind": "auroc"}}]),
+         "needs 'score' and 'label'"),
+        (_minimal(metrics=[{"id": "a", "key": "k"}, {"id": "a", "key": "j"}]), "duplicate"),
+        (_minimal(plots=[{"kind": "bars", "metric": "nope"}]), "plot metric 'nope'"),
+        (_minimal(metrics=[{"id": "a", "key": "k", "interval": {"kind": "binary", "value": "v",
+                                                              "where": "nope"}}]), "where"),
+        ([1, 2], "must be a mapping"),
+    ],
+)
+def test_parse_errors_name_the_place(bad, match):
+    with pytest.raises(SchemaError, match=match):
+        parse_schema(bad, "x.yaml")
+
+
+def test_load_schema_checks_task_name(tmp_path):
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump(_minimal(task="b")))
+    with pytest.raises(SchemaError, match="declares task 'b'"):
+        load_schema("a", tmp_path)
+    (tmp_path / "c.yaml").write_text("task: [unclosed")
+    with pytest.raises(SchemaError, match="not valid YAML"):
+        load_schema("c", tmp_path)
+    assert load_schema("absent", tmp_path) is None
+
+
+def test_reference_parsing_keeps_good_rows_and_notes_bad_ones():
+    t = parse_reference(
+        {"paper": "P", "source": "T1", "scale": 100, "rows": [
+            {"model": "M", "metric": "auroc", "value": 79.0, "method": "nci"},
+            {"model": "M", "metric": "auroc", "value": "high"},
+            {"model": "M", "value": 1},
+            "junk",
+        ]}, "t", "ref.yaml")
+    assert [r.value for r in t.rows] == [pytest.approx(0.79)]
+    assert t.rows[0].scaled
+    assert len(t.notes) == 3 and all(n.startswith("ref.yaml: rows[") for n in t.notes)
+    assert parse_reference("text", "t", "r.yaml").notes
+
+
+def test_key_templates():
+    rx = _key_regex("*/{method}/auroc")
+    m = rx.fullmatch("hallucination_detection/fdbd@all/auroc")
+    assert m and m.group("method") == "fdbd@all" and m.group("scorer") == "hallucination_detection"
+    assert not rx.fullmatch("hallucination_detection/nci/auroc_lo")
+    assert _key_regex("step/mean").fullmatch("step/mean")
+    assert not _key_regex("step/mean").fullmatch("agent/mean")
+
+
+def test_fast_auroc_matches_sklearn_with_ties():
+    import numpy as np
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 200)
+    s = rng.integers(0, 5, 200).astype(float)  # many ties
+    assert fast_auroc(y, s) == pytest.approx(roc_auc_score(y, s))
+    assert np.isnan(fast_auroc(np.ones(5, int), s[:5]))
+
+
+def test_fast_aupr_matches_sklearn_with_ties():
+    import numpy as np
+    from sklearn.metrics import average_precision_score
+
+    rng = np.random.default_rng(1)
+    for trial in range(20):
+        y = rng.integers(0, 2, 50)
+        if y.min() == y.max():
+            continue
+        s = rng.integers(0, 4 + trial, 50).astype(float)
+        assert fast_aupr(y, s) == pytest.approx(average_precision_score(y, s))
+    assert fast_aupr(np.array([0, 1]), np.array([0.1, 0.9])) == 1.0
+    assert np.isnan(fast_aupr(np.zeros(4, int), np.arange(4.0)))
+
+
+def test_batch_auroc_matches_scalar():
+    import numpy as np
+
+    from reports._leaderboard import batch_auroc
+
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 2, (50, 12))
+    s = rng.integers(0, 3, (50, 12)).astype(float)
+    got = batch_auroc(y, s)
+    want = np.array([fast_auroc(a, b) for a, b in zip(y, s)])
+    assert np.allclose(got, want, equal_nan=True)
+
+
+def test_batch_aupr_matches_sklearn():
+    import numpy as np
+    from sklearn.metrics import average_precision_score
+
+    from reports._leaderboard import batch_aupr
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, (60, 15))
+    s = rng.integers(0, 4, (60, 15)).astype(float)
+    got = batch_aupr(y, s)
+    for row, (a, b) in enumerate(zip(y, s)):
+        if a.min() == a.max():
+            assert np.isnan(got[row])
+        else:
+            assert got[row] == pytest.approx(average_precision_score(a, b))
