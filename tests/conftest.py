@@ -40,3 +40,9 @@ def embedded_dir() -> Path:
         return embedded_model_dir()
     except EmbeddedModelError as exc:
         pytest.skip(f"embedded model unavailable: {exc}")
+
+
+@pytest.fixture(autouse=True)
+def _logs_out_of_the_tree(tmp_path_factory, monkeypatch):
+    """Evals in tests that name no log_dir write to a temp dir, never into ./logs."""
+    monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path_factory.mktemp("inspect-logs")))
