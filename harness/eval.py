@@ -75,9 +75,23 @@ def run_eval(
             fail_on_error=config.fail_on_error,
             display=config.display,
             log_dir_allow_dirty=True,
+            metadata=_run_metadata(config),
             **generate,
         )
     return EvalOutcome(success=bool(success), summaries=[summarise(log) for log in logs], log_dir=log_dir)
+
+
+def _run_metadata(config: EvalConfig) -> dict[str, Any]:
+    from harness import __version__
+    from harness.records import git_revision
+
+    return {
+        "harness_model_spec": config.model,
+        "harness_backend": config.backend if config.model in ("default", "embedded", "smollm2") else "as named",
+        "harness_roles": dict(config.role),
+        "harness_version": __version__,
+        "harness_git": git_revision(),
+    }
 
 
 def _model(servers: ModelServers, resolved: ResolvedModel, get_model: Any, config: EvalConfig) -> Any:

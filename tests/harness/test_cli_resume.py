@@ -65,3 +65,7 @@ def test_sigkill_then_rerun_scores_every_sample_once(tmp_path):
     ids = [sample.id for sample in final.samples]
     assert sorted(ids) == list(range(1, N + 1)), "each sample appears exactly once"
     assert all(sample.scores["includes"].value == "C" for sample in final.samples)
+    # The run records what ran it: model spec, back-end, code revision; the task its data.
+    assert final.eval.metadata["harness_model_spec"] == "scripted/counter"
+    assert "commit" in final.eval.metadata["harness_git"]
+    assert final.eval.task_version == 1 and final.eval.metadata is not None
