@@ -1,10 +1,13 @@
-"""P6: command round trip through the bwrap sandbox vs a plain subprocess, and sample start-up.
+"""P6: command round trip through the bwrap sandbox (both jail modes) vs a plain subprocess, and
+sample start-up.
 
     .venv/bin/python bench/bench_sandbox.py [N]
 
-`exec(["sh", "-c", "echo hi"])` through `BwrapSandboxEnvironment` and the same command through
-`asyncio.create_subprocess_exec`, N times each, interleaved; prints medians and the ratio, and the
-median of `sample_init` + `sample_cleanup`. Goal: <= 10 ms per sandboxed command.
+`exec(["sh", "-c", "echo hi"])` through `BwrapSandboxEnvironment` in mode="persistent" (one jail
+per sample, one round trip to its exec server per command) and mode="per_exec" (a fresh jail per
+command), and the same command through `asyncio.create_subprocess_exec`, N times each, interleaved
+so machine load hits all three alike; prints medians and ratios against the plain subprocess, and
+the median of `sample_init` + `sample_cleanup` per mode. Goal: <= 10 ms per sandboxed command.
 """
 
 from __future__ import annotations
@@ -14,10 +17,11 @@ import statistics
 import sys
 import time
 
-from sandboxes.bwrap import BwrapSandboxEnvironment, bwrap_problem
+from sandboxes.bwrap import BwrapConfig, BwrapSandboxEnvironment, bwrap_problem
 
 CMD = ["sh", "-c", "echo hi"]
 GOAL_MS = 10.0
+MODES = ("persistent", "per_exec")
 
 
 async def _plain() -> None:
@@ -28,45 +32,62 @@ async def _plain() -> None:
     assert out == b"hi\n"
 
 
+async def _timed(step) -> float:  # type: ignore[no-untyped-def]
+    t = time.perf_counter()
+    await step()
+    return (time.perf_counter() - t) * 1000
+
+
 async def main(n: int) -> int:
     problem = bwrap_problem()
     if problem is not None:
         print(f"SKIP: {problem}")
         return 0
-    envs = await BwrapSandboxEnvironment.sample_init("bench", None, {})
-    box = envs["default"]
+    configs = {mode: BwrapConfig(mode=mode) for mode in MODES}  # type: ignore[arg-type]
+    envs = {mode: await BwrapSandboxEnvironment.sample_init("bench", configs[mode], {}) for mode in MODES}
+    boxes = {mode: envs[mode]["default"] for mode in MODES}
+    times: dict[str, list[float]] = {mode: [] for mode in (*MODES, "plain")}
+
+    async def sandboxed(mode: str) -> None:
+        result = await boxes[mode].exec(CMD)
+        assert result.stdout == "hi\n", result
+
     try:
-        for _ in range(5):  # warm up both paths
-            await box.exec(CMD)
+        for _ in range(5):  # warm up every path
+            for mode in MODES:
+                await sandboxed(mode)
             await _plain()
-        sandboxed: list[float] = []
-        plain: list[float] = []
         for _ in range(n):
-            t = time.perf_counter()
-            result = await box.exec(CMD)
-            sandboxed.append((time.perf_counter() - t) * 1000)
-            assert result.stdout == "hi\n", result
-            t = time.perf_counter()
-            await _plain()
-            plain.append((time.perf_counter() - t) * 1000)
+            for mode in MODES:
+                times[mode].append(await _timed(lambda mode=mode: sandboxed(mode)))
+            times["plain"].append(await _timed(_plain))
     finally:
-        await BwrapSandboxEnvironment.sample_cleanup("bench", None, envs, False)
+        for mode in MODES:
+            await BwrapSandboxEnvironment.sample_cleanup("bench", configs[mode], envs[mode], False)
 
-    startup: list[float] = []
+    init: dict[str, list[float]] = {mode: [] for mode in MODES}
+    cleanup: dict[str, list[float]] = {mode: [] for mode in MODES}
     for _ in range(max(10, n // 5)):
-        t = time.perf_counter()
-        e = await BwrapSandboxEnvironment.sample_init("bench", None, {})
-        await BwrapSandboxEnvironment.sample_cleanup("bench", None, e, False)
-        startup.append((time.perf_counter() - t) * 1000)
+        for mode in MODES:
+            t = time.perf_counter()
+            e = await BwrapSandboxEnvironment.sample_init("bench", configs[mode], {})
+            init[mode].append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            await BwrapSandboxEnvironment.sample_cleanup("bench", configs[mode], e, False)
+            cleanup[mode].append((time.perf_counter() - t) * 1000)
 
-    med_box, med_plain = statistics.median(sandboxed), statistics.median(plain)
-    print(f"commands: N={n} each, interleaved; cgroups={'yes' if box.cgroup else 'no'}")
-    print(f"  bwrap exec      median {med_box:7.2f} ms  (p90 {_p90(sandboxed):.2f})")
-    print(f"  plain subprocess median {med_plain:7.2f} ms  (p90 {_p90(plain):.2f})")
-    print(f"  ratio bwrap/plain {med_box / med_plain:.2f}x, overhead {med_box - med_plain:.2f} ms")
-    print(f"sample start-up (sample_init + sample_cleanup): median {statistics.median(startup):.2f} ms")
-    verdict = "MET" if med_box <= GOAL_MS else "NOT MET"
-    print(f"goal <= {GOAL_MS:.0f} ms per command: {verdict}")
+    plain = statistics.median(times["plain"])
+    cgroups = "yes" if boxes["per_exec"].as_type(BwrapSandboxEnvironment).cgroup else "no"
+    print(f"commands: N={n} each, interleaved; cgroups={cgroups}")
+    print(f"  plain subprocess    median {plain:7.2f} ms  (p90 {_p90(times['plain']):.2f})")
+    for mode in MODES:
+        med = statistics.median(times[mode])
+        print(f"  bwrap {mode:<13} median {med:7.2f} ms  (p90 {_p90(times[mode]):.2f})  "
+              f"ratio vs plain {med / plain:5.2f}x  overhead {med - plain:6.2f} ms  "
+              f"goal <= {GOAL_MS:.0f} ms: {'MET' if med <= GOAL_MS else 'NOT MET'}")  # fmt: skip
+    for mode in MODES:
+        print(f"sample {mode:<11} sample_init median {statistics.median(init[mode]):7.2f} ms, "
+              f"sample_cleanup median {statistics.median(cleanup[mode]):7.2f} ms")  # fmt: skip
     return 0
 
 

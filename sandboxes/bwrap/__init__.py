@@ -2,9 +2,12 @@
 
 Importing this package registers the provider, so `Task(sandbox="bwrap")`,
 `Task(sandbox=("bwrap", BwrapConfig(memory_mb=1024)))` and `--sandbox bwrap` work.
+`BwrapConfig(mode="persistent")` (the default) keeps one jail per sample with an exec server in it;
+`mode="per_exec"` starts a fresh jail for every exec.
 """
 
 from ._config import WORKDIR, BwrapConfig
+from ._jail import JailGoneError
 from ._probe import BwrapUnavailableError, bwrap_problem, require_bwrap
 from ._sandbox import BwrapSandboxEnvironment
 
@@ -13,6 +16,7 @@ __all__ = [
     "BwrapConfig",
     "BwrapSandboxEnvironment",
     "BwrapUnavailableError",
+    "JailGoneError",
     "bwrap_problem",
     "require_bwrap",
 ]

@@ -12,6 +12,7 @@ import os
 import signal
 import time
 from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 _ROOT = Path("/sys/fs/cgroup")
@@ -131,3 +132,24 @@ def create_sample_cgroup(name: str, *, memory_mb: int, max_processes: int) -> Sa
         SampleCgroup(tuple(made)).remove()
         return None
     return SampleCgroup(tuple(made))
+
+
+def orphan_sample_cgroups(folder_exists: Callable[[str], bool]) -> SampleCgroup:
+    """Sample cgroups whose sample folder is gone (`folder_exists(name)` is False). A sample's
+    folder is created before its cgroups and removed after them, so such a group is an orphan
+    (a harness killed mid-cleanup or mid-start)."""
+    found: list[Path] = []
+    if os.geteuid() != 0:
+        return SampleCgroup(())
+    hierarchies: list[Path] = []
+    if (_ROOT / "memory").is_dir() and (_ROOT / "pids").is_dir():
+        hierarchies = [_ROOT / "memory", _ROOT / "pids"]
+    elif (_ROOT / "cgroup.controllers").exists():
+        hierarchies = [_ROOT]
+    for hierarchy in hierarchies:  # beside the cgroup of whichever harness process made them
+        for depth in range(4):
+            with contextlib.suppress(OSError):
+                for d in hierarchy.glob("/".join(["*"] * depth + [_PREFIX + "*"])):
+                    if d.is_dir() and not folder_exists(d.name.removeprefix(_PREFIX)):
+                        found.append(d)
+    return SampleCgroup(tuple(found))

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 
 from ._config import WORKDIR
 
+CTL_DIR = "/.bwrap-exec"
+"""Where a persistent jail's exec-server socket folder appears inside the jail."""
+
 SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _BASE_ENV = {
     "PATH": SANDBOX_PATH,
@@ -91,6 +94,8 @@ def bwrap_argv(
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
     drop_to: tuple[str, int] | None = None,
+    keep_caps: Sequence[str] = (),
+    ctl_dir: str | None = None,
 ) -> list[str]:
     """The bubblewrap command that runs `cmd` isolated: read-only system folders, private
     /workspace and /tmp, fresh /proc and minimal /dev, new PID, network (loopback only), IPC, UTS
@@ -100,6 +105,11 @@ def bwrap_argv(
     and the mounts belong to the host's user namespace, beyond the sandbox's reach), and inside the
     jail `setpriv` turns the command into host uid `uid` with no capabilities and no_new_privs.
     Without it bwrap runs unprivileged in a new user namespace, as the calling user.
+
+    `keep_caps` (root path only) leaves those capabilities to `cmd` (the persistent jail's exec
+    server, which needs CAP_SETUID/SETGID/SETPCAP to start commands as the sample's uid and
+    CAP_KILL to kill them). `ctl_dir` is a host folder bound writable at `CTL_DIR` (the server's
+    socket folder, which only the server's uid can enter).
     """
     args = [bwrap, "--die-with-parent", "--new-session", "--hostname", "sandbox"]
     args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
@@ -110,7 +120,8 @@ def bwrap_argv(
         # kept only up to setpriv, whose setuid clears them: DAC_READ_SEARCH lets bwrap chdir
         # into the sample's 0700 folders, SETUID/SETGID let setpriv become the sample's uid,
         # SETPCAP lets it empty the bounding set
-        for cap in ("CAP_DAC_READ_SEARCH", "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP"):
+        caps = ("CAP_DAC_READ_SEARCH", "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
+        for cap in caps + tuple(c for c in keep_caps if c not in caps):
             args += ["--cap-add", cap]
     args += list(_system_binds())
     made: set[str] = set()
@@ -119,6 +130,8 @@ def bwrap_argv(
         args += ["--ro-bind", path, path]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--bind", layout.work_dir, WORKDIR, "--bind", layout.tmp_dir, "/tmp"]
+    if ctl_dir is not None:
+        args += ["--bind", ctl_dir, CTL_DIR]
     args += ["--remount-ro", "/"]  # the root tmpfs bwrap builds: read-only once populated
     args += ["--chdir", _resolve_cwd(cwd), "--clearenv"]
     for key, value in {**_BASE_ENV, **(env or {})}.items():
@@ -126,9 +139,18 @@ def bwrap_argv(
     args += ["--"]
     if drop_to is not None:
         setpriv, uid = drop_to
-        args += [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]  # fmt: skip
+        args += setpriv_argv(setpriv, uid, keep_caps)
     return args + list(cmd)
+
+
+def setpriv_argv(setpriv: str, uid: int, keep_caps: Sequence[str] = ()) -> list[str]:
+    """`setpriv` as host uid `uid` with no_new_privs and no capabilities but `keep_caps` (kept
+    through the exec as ambient capabilities)."""
+    keep = "".join(",+" + cap.lower().removeprefix("cap_") for cap in keep_caps)
+    argv = [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", f"--inh-caps=-all{keep}"]
+    if keep:
+        argv.append(f"--ambient-caps=-all{keep}")
+    return argv + [f"--bounding-set=-all{keep}", "--no-new-privs", "--"]
 
 
 def launcher_argv(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 WORKDIR = "/workspace"
@@ -11,8 +13,8 @@ WORKDIR = "/workspace"
 class BwrapConfig(BaseModel, frozen=True):
     """Limits and contents of one bwrap sandbox.
 
-    Every exec gets a fresh set of namespaces; the work dir (`/workspace`) and `/tmp` are private
-    per sample and persist between execs of that sample.
+    The work dir (`/workspace`) and `/tmp` are private per sample and persist between execs of
+    that sample; `mode` says whether the jail itself does too.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -38,6 +40,11 @@ class BwrapConfig(BaseModel, frozen=True):
 
     env: dict[str, str] = Field(default_factory=dict)
     """Extra environment variables for every exec (the environment is otherwise cleared)."""
+
+    mode: Literal["persistent", "per_exec"] = "persistent"
+    """"persistent": one long-lived jail per sample, started in sample_init, whose exec server runs
+    each command (one round trip per exec; background processes survive between execs).
+    "per_exec": a fresh jail for every exec (nothing outlives its exec)."""
 
     def __hash__(self) -> int:  # inspect hashes sandbox specs; dict/list fields are not hashable
         return hash(self.model_dump_json())

@@ -1,9 +1,11 @@
-"""The `bwrap` inspect sandbox environment: one bubblewrap jail per exec, one work dir per sample."""
+"""The `bwrap` inspect sandbox environment: one work dir per sample, and either one long-lived
+bubblewrap jail per sample running an exec server (mode="persistent") or one jail per exec."""
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import os
 import secrets
 import shlex
@@ -31,16 +33,32 @@ from inspect_ai.util import (
 from pydantic import BaseModel
 from typing_extensions import override
 
-from ._cgroup import SampleCgroup, create_sample_cgroup
-from ._command import LAUNCHER_FAILED, SandboxLayout, bwrap_argv, launcher_argv
+from ._cgroup import SampleCgroup, create_sample_cgroup, orphan_sample_cgroups
+from ._command import (
+    _BASE_ENV,
+    CTL_DIR,
+    LAUNCHER_FAILED,
+    SandboxLayout,
+    _resolve_cwd,
+    bwrap_argv,
+    launcher_argv,
+)
 from ._config import WORKDIR, BwrapConfig, config_of
 from ._files import READ_SCRIPT, WRITE_SCRIPT, FileTooLarge, raise_for_file_status
+from ._jail import SERVER_FILE, SERVER_SOURCE, SOCKET_NAME, PersistentJail
 from ._probe import BwrapUnavailableError, bwrap_path, require_bwrap
 from ._process import OutputTooLarge, run_process
 
-_UID_BASE, _UID_SPAN = 1_000_000_000, 1_000_000_000  # private per-sample host uids (root only)
+_UID_BASE, _UID_SPAN = 1_000_000_000, 500_000_000  # private per-sample host uids (root only)
+# a persistent jail's exec server runs as a second private uid, so commands cannot signal, ptrace
+# or otherwise reach it (uids stay below 2**31 for tools that read them as signed)
+_SERVER_UID_OFFSET = _UID_SPAN
+# CAP_SETPCAP only until the server has emptied its bounding set (see _server.py)
+_SERVER_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_KILL", "CAP_DAC_READ_SEARCH")
+_JAIL_PYTHON = "/usr/bin/python3"
 _PREFIX = "bwrap-sample-"
 _OWNER_FILE = "owner"  # beside workspace/ and tmp/: "<harness pid>\n<uid or ->\n<cgroup dirs...>"
+_ORPHAN_AGE_S = 600.0  # a sample folder without an owner file this old was abandoned mid-creation
 
 
 def _max_parallel_execs() -> int:
@@ -108,15 +126,29 @@ def _reap_stale_samples() -> int:
             pid, uid, *groups = (root / _OWNER_FILE).read_text().split("\n")
             if _alive(int(pid)):
                 continue
+        except FileNotFoundError:
+            # no owner file: being created right now, or (older versions wrote it last) left by
+            # a harness killed while copying files in; nothing of it ever ran
+            with contextlib.suppress(OSError):
+                if time.time() - root.stat().st_mtime > _ORPHAN_AGE_S:
+                    _remove_tree(root)
+                    removed += 1
+            continue
         except (OSError, ValueError):
-            continue  # not ours, or still being created
+            continue  # not ours
+        cgroup = SampleCgroup(tuple(Path(g) for g in groups if g))
         if uid.isdigit() and os.geteuid() == 0:
-            for victim in _processes_of(int(uid)):
+            victims = _processes_of(int(uid)) + _processes_of(int(uid) + _SERVER_UID_OFFSET)
+            for victim in victims:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(victim, signal.SIGKILL)
-        SampleCgroup(tuple(Path(g) for g in groups if g)).remove(wait_s=0.5)
+            cgroup.kill_all()
+        cgroup.remove(wait_s=0.5)
         _remove_tree(root)
         removed += 1
+    orphans = orphan_sample_cgroups(lambda name: Path(tempfile.gettempdir(), name).exists())
+    orphans.kill_all()
+    orphans.remove(wait_s=0.5)
     return removed
 
 
@@ -134,8 +166,11 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         self.config = config
         self._bwrap = bwrap
         self.uid: int | None = None
+        self.server_uid: int | None = None
         if os.geteuid() == 0:
             self.uid = _UID_BASE + secrets.randbelow(_UID_SPAN)
+            self.server_uid = self.uid + _SERVER_UID_OFFSET
+        self._jail: PersistentJail | None = None
         self._setpriv = shutil.which("setpriv", path="/usr/bin:/bin")
         if self.uid is not None and self._setpriv is None:
             raise BwrapUnavailableError(
@@ -147,14 +182,13 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         self.cgroup: SampleCgroup | None = None
         self.root = Path(tempfile.mkdtemp(prefix=_PREFIX))
         try:
+            self._write_owner()  # first: a harness killed while copying files in leaves no orphan
             self.layout = self._make_folders()
             if self.uid is not None:
                 self.cgroup = create_sample_cgroup(
                     self.root.name, memory_mb=config.memory_mb, max_processes=config.max_processes
                 )
-            owner = [str(os.getpid()), str(self.uid if self.uid is not None else "-")]
-            owner += [str(d) for d in (self.cgroup.dirs if self.cgroup else ())]
-            (self.root / _OWNER_FILE).write_text("\n".join(owner) + "\n")
+                self._write_owner()
         except BaseException:
             if self.cgroup is not None:
                 self.cgroup.remove()
@@ -165,6 +199,53 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             self._nproc += len(_processes_of(os.getuid()))
         self.task_name = ""
         BwrapSandboxEnvironment._live.add(self)
+        if config.mode == "persistent":
+            try:
+                self._jail = self._start_jail()
+            except BaseException:
+                self.destroy()
+                raise
+
+    def _start_jail(self) -> PersistentJail:
+        """Start this sample's long-lived jail; its main process is the exec server."""
+        if not os.path.exists(_JAIL_PYTHON):
+            raise BwrapUnavailableError(
+                f"bwrap sandbox: mode='persistent' runs its exec server with {_JAIL_PYTHON}, "
+                "which this machine lacks; install python3 or use BwrapConfig(mode='per_exec')."
+            )
+        ctl = self.root / "ctl"
+        ctl.mkdir(mode=0o700)
+        server_uid = self.server_uid if self.server_uid is not None else os.geteuid()
+        os.lchown(ctl, server_uid, server_uid)
+        drop_to = None
+        if self.uid is not None:
+            assert self._setpriv is not None and self.server_uid is not None
+            drop_to = (self._setpriv, self.server_uid)
+        # a root-owned copy in the server's own folder: readable by the server's uid wherever the
+        # project lives, unreachable for the sample's uid
+        (ctl / SERVER_FILE).write_text(SERVER_SOURCE)
+        os.chmod(ctl / SERVER_FILE, 0o444)
+        server = [_JAIL_PYTHON, "-I", "-S", f"{CTL_DIR}/{SERVER_FILE}",
+                  f"{CTL_DIR}/{SOCKET_NAME}", json.dumps(self.uid)]  # fmt: skip
+        inner = bwrap_argv(
+            self._bwrap, self.layout, server, cwd="/", env=self.config.env, drop_to=drop_to,
+            keep_caps=_SERVER_CAPS if drop_to else (), ctl_dir=str(ctl),
+        )  # fmt: skip
+        argv = launcher_argv(
+            inner,
+            cgroup_procs=self.cgroup.procs_files if self.cgroup else (),
+            max_processes=self._nproc,
+            max_file_mb=self.config.max_file_mb,
+            address_space_mb=None if self.cgroup else self.config.memory_mb,
+        )
+        return PersistentJail.start(argv, str(ctl / SOCKET_NAME), self.root / "jail.log")
+
+    def _write_owner(self) -> None:
+        owner = [str(os.getpid()), str(self.uid if self.uid is not None else "-")]
+        owner += [str(d) for d in (self.cgroup.dirs if self.cgroup else ())]
+        part = self.root / (_OWNER_FILE + ".part")
+        part.write_text("\n".join(owner) + "\n")
+        os.replace(part, self.root / _OWNER_FILE)  # the reaper never reads half a pid
 
     def _make_folders(self) -> SandboxLayout:
         owner = os.geteuid() if self.uid is None else self.uid
@@ -235,6 +316,8 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     def destroy(self) -> None:
         """Kill whatever still runs for this sample and delete its folders and cgroups."""
+        if self._jail is not None:
+            self._jail.kill()
         self._kill_leftovers()
         if self.cgroup is not None:
             self.cgroup.remove()
@@ -264,8 +347,9 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             pids: set[int] = set()
             if self.cgroup is not None:
                 pids |= self.cgroup.pids()
-            if self.uid is not None:
-                pids |= set(_processes_of(self.uid))
+            for uid in (self.uid, self.server_uid):
+                if uid is not None:
+                    pids |= set(_processes_of(uid))
             if not pids or time.monotonic() > deadline:
                 return
             for pid in pids:
@@ -305,10 +389,23 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     ) -> tuple[int, bytes, bytes]:
         data = input.encode("utf-8") if isinstance(input, str) else input
         limit = timeout if timeout is not None else self.config.timeout_s
-        argv = self._argv(cmd, cwd, env)
         gate: contextlib.AbstractAsyncContextManager[Any] = contextlib.nullcontext()
         if use_concurrency:
             gate = concurrency("bwrap-exec", _max_parallel_execs(), visible=False)
+        if self._jail is not None:
+            async with gate:
+                try:
+                    done = await self._jail.request(
+                        cmd, cwd=_resolve_cwd(cwd), input=data, timeout=limit,
+                        env={**_BASE_ENV, **self.config.env, **(env or {})},
+                        output_cap=output_cap,
+                    )  # fmt: skip
+                except TimeoutError:  # the server has killed the command's process tree
+                    raise TimeoutError(
+                        f"bwrap sandbox: command timed out after {limit}s and was killed"
+                    ) from None
+            return done.returncode, done.stdout, done.stderr
+        argv = self._argv(cmd, cwd, env)
         async with gate:
             try:
                 done = await run_process(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sandboxes.bwrap._command import SandboxLayout, bwrap_argv, launcher_argv
+from sandboxes.bwrap._command import CTL_DIR, SandboxLayout, bwrap_argv, launcher_argv
 
 LAYOUT = SandboxLayout("/h/work", "/h/tmp", ("/opt/venv", "/srv/x/py"))
 
@@ -45,3 +45,14 @@ def test_launcher_applies_limits() -> None:
     rest = argv[3:]
     assert rest == ["sh", "/cg/a/cgroup.procs", "--", "64", str(10 * 2048), str(512 * 1024),
                     "bwrap", "x"]  # fmt: skip
+
+
+def test_persistent_server_argv() -> None:
+    argv = bwrap_argv("bwrap", LAYOUT, ["python3", "server.py"], drop_to=("/usr/bin/setpriv", 7),
+                      keep_caps=("CAP_SETUID", "CAP_KILL"), ctl_dir="/h/ctl")  # fmt: skip
+    assert ("/h/ctl", CTL_DIR) in _pairs(argv, "--bind") and len(_pairs(argv, "--bind")) == 3
+    added = [argv[i + 1] for i, a in enumerate(argv) if a == "--cap-add"]
+    assert "CAP_KILL" in added and len(added) == len(set(added))
+    tail = argv[argv.index("--clearenv"):]
+    assert "--ambient-caps=-all,+setuid,+kill" in tail and "--bounding-set=-all,+setuid,+kill" in tail
+    assert "--no-new-privs" in tail and tail[-2:] == ["python3", "server.py"]

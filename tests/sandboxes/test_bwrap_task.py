@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.scorer import Score, Target, accuracy, scorer
@@ -38,19 +39,21 @@ def answer_check():  # type: ignore[no-untyped-def]
     return score
 
 
-def test_task_runs_in_bwrap(bwrap_ok: None, tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["persistent", "per_exec"])
+def test_task_runs_in_bwrap(bwrap_ok: None, tmp_path: Path, mode: str) -> None:
+    config = BwrapConfig(memory_mb=512, timeout_s=30, mode=mode)  # type: ignore[arg-type]
     task = Task(
         dataset=[Sample(input="go", target="payload\n42\nro\n", files={"data.txt": "payload\n"})],
         solver=probe_sandbox(),
         scorer=answer_check(),
-        sandbox=SandboxEnvironmentSpec("bwrap", BwrapConfig(memory_mb=512, timeout_s=30)),
+        sandbox=SandboxEnvironmentSpec("bwrap", config),
     )
     [log] = eval(task, model="mockllm/model", log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
     assert log.results is not None
     assert log.results.scores[0].metrics["accuracy"].value == 1.0
     assert log.eval.sandbox is not None and log.eval.sandbox.type == "bwrap"
-    assert log.eval.sandbox.config == BwrapConfig(memory_mb=512, timeout_s=30)
+    assert log.eval.sandbox.config == config
     assert _seen_roots and not any(Path(r).exists() for r in _seen_roots)  # cleaned up
 
 

@@ -1,0 +1,311 @@
+# bwrap-exec-server: runs INSIDE a persistent jail, by the jail's own python3 (stdlib only, -I -S).
+"""The exec server of a persistent bwrap jail (see _jail.py for the host side).
+
+    python3 -I -S bwrap-exec-server.py SOCKET_PATH UID_JSON
+
+Listens on the unix socket SOCKET_PATH (in a folder only its own uid can enter) and serves one
+request per connection; the thread that accepted a connection serves it:
+
+    request: 4-byte big-endian length, JSON {"cmd", "cwd", "env", "timeout", "cap", "input_len"},
+             then input_len raw bytes of stdin
+    reply:   4-byte big-endian length, JSON {"status", "returncode", "stdout_len", "stderr_len",
+             "stream", "message"}, then the raw stdout and stderr bytes
+
+status: "exited" (returncode set), "timeout" (the command tree was killed), "overflow" (`stream`
+passed `cap` bytes; the tree was killed and the reply carries the first `cap` bytes), "error"
+(the command could not be started; `message` says why).
+
+UID_JSON is the sample's uid when the server runs as its own uid (harness as root), else null.
+Then the server starts with CAP_SETUID/SETGID/SETPCAP/KILL/DAC_READ_SEARCH (ambient, from
+`setpriv`) and first empties its bounding, inheritable and ambient sets and drops CAP_SETPCAP, so
+a command (forked, setgroups/setregid/setreuid to the sample's uid, exec'd under no_new_privs)
+ends with no capabilities at all. CAP_DAC_READ_SEARCH lets the child chdir into the sample's 0700
+work dir before its uid changes (Popen chdirs first); CAP_KILL lets the server kill the command's
+tree.
+
+Each command runs in a new session, i.e. its own process group. A timeout, an output overflow or
+the host hanging up kills that group, that session and every descendant of the command. Once the
+command has exited, output still held open by background processes it left running is drained (and
+discarded) in the background after a short grace period, so `cmd &` does not hang the exec.
+"""
+
+import ctypes
+import json
+import os
+import selectors
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+_GRACE_S = 0.1  # how long to wait for EOF once the command has exited
+_KILL_ROUNDS = 200
+_PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, _PR_SET_DUMPABLE = 24, 47, 4, 4
+_CAP_DAC_READ_SEARCH, _CAP_KILL, _CAP_SETGID, _CAP_SETUID = 2, 5, 6, 7
+_KEEP = (1 << _CAP_DAC_READ_SEARCH) | (1 << _CAP_KILL) | (1 << _CAP_SETGID) | (1 << _CAP_SETUID)
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _restrict_capabilities():
+    """Empty the bounding and ambient sets, then keep only _KEEP as permitted/effective."""
+    for cap in range(64):
+        if _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:
+            raise OSError(ctypes.get_errno(), "PR_CAPBSET_DROP %d failed" % cap)
+    if _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "PR_CAP_AMBIENT_CLEAR_ALL failed")
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)(_KEEP, _KEEP, 0, 0, 0, 0)  # effective, permitted, inheritable x2
+    if _libc.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
+
+
+def _recv_exact(conn, n):
+    chunks, left = [], n
+    while left:
+        chunk = conn.recv(min(left, 1 << 20))
+        if not chunk:
+            raise EOFError("host closed the connection")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _reply(conn, header, stdout=b"", stderr=b""):
+    header = dict(header, stdout_len=len(stdout), stderr_len=len(stderr))
+    body = json.dumps(header).encode()
+    conn.sendall(struct.pack(">I", len(body)) + body)
+    if stdout:
+        conn.sendall(stdout)
+    if stderr:
+        conn.sendall(stderr)
+
+
+def _stat_fields():
+    """{pid: (ppid, pgrp, session, zombie)} of every process of this PID namespace."""
+    found = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/" + name + "/stat", "rb") as f:
+                tail = f.read().rsplit(b")", 1)[1].split()
+            found[int(name)] = (int(tail[1]), int(tail[2]), int(tail[3]), tail[0] == b"Z")
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+
+def _tree(leader):
+    """The live members of the command's process group and session, and every live descendant of
+    its first process (zombies are dead already; the leader stays one until the server reaps it)."""
+    procs = _stat_fields()
+    tree = {p for p, (_, pgrp, sid, _) in procs.items() if pgrp == leader or sid == leader}
+    tree.add(leader)
+    grew = True
+    while grew:
+        grew = False
+        for p, (ppid, _, _, _) in procs.items():
+            if ppid in tree and p not in tree:
+                tree.add(p)
+                grew = True
+    tree.discard(os.getpid())
+    return {p for p in tree if p in procs and not procs[p][3]}
+
+
+def _kill_tree(leader):
+    """SIGKILL the command's tree until nothing of it is left (a fork bomb keeps forking)."""
+    for _ in range(_KILL_ROUNDS):
+        victims = _tree(leader)  # before the kill: a dead parent's children lose their ppid link
+        try:
+            os.killpg(leader, signal.SIGKILL)
+        except OSError:
+            pass
+        if not victims:
+            return
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.005)
+
+
+def _drain(files):
+    """Read (and discard) what background processes still write to a finished command's pipes."""
+    try:
+        sel = selectors.DefaultSelector()
+        for f in files:
+            sel.register(f, selectors.EVENT_READ)
+        while sel.get_map():
+            for key, _ in sel.select():
+                try:
+                    chunk = os.read(key.fd, 1 << 16)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    key.fileobj.close()
+    except Exception:  # noqa: BLE001 - never let a drain thread take the server down
+        pass
+
+
+def _start(req, uid):
+    creds = {} if uid is None else {"user": uid, "group": uid, "extra_groups": []}
+    return subprocess.Popen(
+        list(req["cmd"]), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=req["env"], cwd=req["cwd"], start_new_session=True, close_fds=True, **creds,
+    )
+
+
+def _serve(conn, uid):
+    n = struct.unpack(">I", _recv_exact(conn, 4))[0]
+    req = json.loads(_recv_exact(conn, n))
+    data = _recv_exact(conn, int(req.get("input_len", 0)))
+    cap, timeout = int(req["cap"]), float(req["timeout"])
+    try:
+        proc = _start(req, uid)
+    except OSError as ex:  # like a shell: 127 not found, 126 not executable, 1 for a bad cwd
+        if ex.filename == req["cwd"]:
+            code = 1
+        else:
+            code = 127 if isinstance(ex, FileNotFoundError) else 126
+        message = "bwrap sandbox: %s: %s\n" % (ex.filename or req["cmd"][0], ex.strerror or ex)
+        if isinstance(ex, BlockingIOError):  # fork failed: the process limit of the sample
+            _reply(conn, {"status": "error", "message": "cannot start the command: %s" % ex})
+        else:
+            _reply(conn, {"status": "exited", "returncode": code}, b"", message.encode())
+        return
+    leader = proc.pid
+    pidfd = os.pidfd_open(proc.pid)
+    outs = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
+    names = {proc.stdout.fileno(): "stdout", proc.stderr.fileno(): "stderr"}
+    sel = selectors.DefaultSelector()
+    for fd in outs:
+        sel.register(fd, selectors.EVENT_READ)
+    sel.register(pidfd, selectors.EVENT_READ)
+    sel.register(conn, selectors.EVENT_READ)  # readable only when the host hangs up
+    stdin_fd = proc.stdin.fileno()
+    pending = memoryview(data)
+    if pending:
+        os.set_blocking(stdin_fd, False)
+        sel.register(stdin_fd, selectors.EVENT_WRITE)
+    else:
+        proc.stdin.close()
+    open_outs = set(outs)
+    status, stream, exited_at = "exited", None, None
+    deadline = time.monotonic() + timeout
+    while open_outs or exited_at is None:
+        now = time.monotonic()
+        wait = (deadline if exited_at is None else exited_at + _GRACE_S) - now
+        if wait <= 0:
+            if exited_at is None:
+                status = "timeout"
+            break
+        for key, _ in sel.select(wait):
+            fd = key.fd
+            if fd == stdin_fd:
+                try:
+                    pending = pending[os.write(fd, pending[: 1 << 16]):]
+                except BlockingIOError:
+                    continue
+                except OSError:  # the command does not read all of its input
+                    pending = pending[:0]
+                if not pending:
+                    sel.unregister(fd)
+                    proc.stdin.close()
+            elif fd in outs:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    sel.unregister(fd)
+                    open_outs.discard(fd)
+                    continue
+                outs[fd] += chunk
+                if len(outs[fd]) > cap and status == "exited":
+                    status, stream = "overflow", names[fd]
+            elif fd == pidfd:
+                sel.unregister(pidfd)
+                exited_at = time.monotonic()
+            elif not conn.recv(1):  # the host hung up (cancelled): nobody wants the result
+                _kill_tree(leader)
+                proc.wait()
+                os.close(pidfd)
+                sel.close()
+                for f in (proc.stdin, proc.stdout, proc.stderr):
+                    f.close()
+                return
+        if status != "exited":
+            break
+    if status != "exited" or exited_at is None:
+        _kill_tree(leader)
+    returncode = proc.wait()
+    os.close(pidfd)
+    if stdin_fd in sel.get_map():
+        proc.stdin.close()
+    sel.close()
+    out, err = bytes(outs[proc.stdout.fileno()]), bytes(outs[proc.stderr.fileno()])
+    held = [f for f in (proc.stdout, proc.stderr) if f.fileno() in open_outs]
+    for f in (proc.stdout, proc.stderr):
+        if f not in held:
+            f.close()
+    if held:  # background processes hold the pipes: keep them writable, discard the rest
+        threading.Thread(target=_drain, args=(held,), daemon=True).start()
+    if returncode < 0:
+        returncode = 128 - returncode  # like a shell: 128 + signal number
+    if status == "overflow":
+        head = out if stream == "stdout" else err
+        _reply(conn, {"status": status, "stream": stream}, head[:cap], b"")
+    else:
+        _reply(conn, {"status": status, "returncode": returncode}, out, err)
+
+
+def _handle(conn, uid):
+    try:
+        _serve(conn, uid)
+    except Exception as ex:  # noqa: BLE001 - report to the host, keep serving others
+        try:
+            _reply(conn, {"status": "error", "message": "exec server error: %r" % (ex,)})
+        except Exception:  # noqa: BLE001
+            pass
+    finally:
+        conn.close()
+
+
+def main():
+    path, uid = sys.argv[1], json.loads(sys.argv[2])
+    if uid is not None:
+        _restrict_capabilities()
+    # not dumpable: processes of the same uid cannot ptrace the server or open its /proc files
+    _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    os.umask(0o077)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(128)
+    os.write(1, b"ready\n")
+    devnull = os.open("/dev/null", os.O_WRONLY)
+    os.dup2(devnull, 1)
+    threading.Thread(target=_acceptor, args=(listener, uid), daemon=True).start()
+    threading.Event().wait()  # the acceptor threads serve; the server lives until the jail dies
+
+
+def _acceptor(listener, uid):
+    """Accept a connection, hand accepting over to a new thread, serve the request. The thread
+    that accepted serves (no wake-up of another thread on the path of a request); when no new
+    thread can be started (the sample's process limit), this one keeps accepting itself."""
+    while True:
+        conn, _ = listener.accept()
+        try:
+            threading.Thread(target=_acceptor, args=(listener, uid), daemon=True).start()
+            handed_over = True
+        except RuntimeError:
+            handed_over = False
+        _handle(conn, uid)
+        if handed_over:
+            return
+
+
+if __name__ == "__main__":
+    main()
