@@ -1,0 +1,1 @@
+"""ood_hallucination task package (see README.md)."""

@@ -1,0 +1,233 @@
+"""Questions with checkable final answers: a seeded generator (default), GSM8K, CommonsenseQA, AQuA.
+
+One ``record_to_sample`` per source format. Every Sample carries ``metadata["answer_type"]``
+("number" or "choice") and the prompt it was asked with (``input``), so the scorer needs nothing
+else. Malformed records raise ``ValueError`` naming the file, line and missing field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from inspect_ai.dataset import MemoryDataset, Sample
+
+from harness.data import content_hash, data_path
+from tasks.ood_hallucination.answers import normalize_number
+
+__all__ = [
+    "DATASETS",
+    "GENERATOR_VERSION",
+    "PromptStyle",
+    "aqua_record_to_sample",
+    "csqa_record_to_sample",
+    "generate_records",
+    "generated_record_to_sample",
+    "gsm8k_record_to_sample",
+    "load_dataset",
+    "read_jsonl",
+]
+
+PromptStyle = Literal["cot", "short"]
+GENERATOR_VERSION = 1
+DATASETS = ("generated", "gsm8k", "csqa", "aqua")
+
+_NUMBER_SUFFIX = {
+    # The short form is the note's "P1" prompt (SmolLM2: 50 % on one-digit products, 32 % on
+    # one-step word problems); "cot" is the paper's chain-of-thought style.
+    "short": "End your reply with 'The answer is N'.",
+    "cot": "Let's think step by step. At the end, write 'The answer is N' where N is the final number.",
+}
+_CHOICE_SUFFIX = {
+    "short": "End your reply with 'The answer is X' where X is the letter of the correct option.",
+    "cot": "Let's think step by step. At the end, write 'The answer is X' where X is the letter "
+    "of the correct option.",
+}
+
+_NAMES = ["Tom", "Anna", "Ravi", "Mia", "Lucas", "Sara", "Omar", "Lena", "Ken", "Julia",
+          "Pedro", "Amy", "Ivan", "Nora", "Sam", "Zoe"]
+_OBJECTS = ["apples", "pencils", "marbles", "stickers", "books", "cookies", "coins", "cards",
+            "balloons", "shells"]
+
+
+# ---------------------------------------------------------------- generated
+def generate_records(n: int, seed: int = 0) -> list[dict[str, Any]]:
+    """``n`` seeded questions: half one-digit products, half one-step word problems (± one
+    operation, results ≤ 40), in a seeded random order. Exact integer answers."""
+    if n < 1:
+        raise ValueError(f"n_generated must be ≥ 1; got {n}")
+    rng = random.Random(seed)
+    records = []
+    for i in range(n):
+        kind = "mul_1digit" if rng.random() < 0.5 else "word_1step"
+        if kind == "mul_1digit":
+            a, b = rng.randint(1, 9), rng.randint(1, 9)
+            question, answer = f"What is {a} times {b}?", a * b
+        else:
+            name, obj = rng.choice(_NAMES), rng.choice(_OBJECTS)
+            if rng.random() < 0.5:
+                a = rng.randint(1, 30)
+                b = rng.randint(1, 40 - a)
+                question = f"{name} has {a} {obj} and buys {b} more. How many {obj} does {name} have now?"
+                answer = a + b
+            else:
+                a = rng.randint(2, 40)
+                b = rng.randint(1, a - 1)
+                question = (f"{name} has {a} {obj} and gives {b} of them to a friend. "
+                            f"How many {obj} does {name} have now?")
+                answer = a - b
+        records.append({"id": f"gen-{seed}-{i}", "kind": kind, "question": question,
+                        "answer": answer})
+    return records
+
+
+def generated_record_to_sample(record: dict[str, Any], prompt_style: PromptStyle = "short") -> Sample:
+    question, answer, _ = _require(record, "question", "answer", "id")
+    return Sample(
+        input=f"{question}\n{_NUMBER_SUFFIX[prompt_style]}",
+        target=str(int(answer)),
+        id=str(record["id"]),
+        metadata={"answer_type": "number", "source": "generated", "kind": record.get("kind", "")},
+    )
+
+
+# ---------------------------------------------------------------- GSM8K
+def gsm8k_record_to_sample(record: dict[str, Any], index: int, prompt_style: PromptStyle = "cot") -> Sample:
+    """GSM8K JSONL: ``{"question", "answer"}``; the gold number follows ``####``."""
+    question, answer = _require(record, "question", "answer")
+    if "####" not in answer:
+        raise ValueError("GSM8K answer has no '####' final-answer marker")
+    gold = normalize_number(answer.split("####")[-1])
+    if gold is None:
+        raise ValueError(f"GSM8K final answer {answer.split('####')[-1].strip()!r} is not a number")
+    return Sample(
+        input=f"{question}\n{_NUMBER_SUFFIX[prompt_style]}",
+        target=gold,
+        id=f"gsm8k-{index}",
+        metadata={"answer_type": "number", "source": "gsm8k"},
+    )
+
+
+# ---------------------------------------------------------------- CommonsenseQA
+def csqa_record_to_sample(record: dict[str, Any], index: int, prompt_style: PromptStyle = "cot") -> Sample:
+    """CommonsenseQA JSONL (``dev_rand_split.jsonl``): ``{"id", "answerKey", "question":
+    {"stem", "choices": [{"label", "text"}, ...]}}``."""
+    key, q = _require(record, "answerKey", "question")
+    if not isinstance(q, dict):
+        raise ValueError("CommonsenseQA 'question' must be an object with 'stem' and 'choices'")
+    stem, choices = _require(q, "stem", "choices")
+    if not isinstance(choices, list) or not choices:
+        raise ValueError("CommonsenseQA 'question.choices' must be a non-empty list")
+    lines = []
+    for c in choices:
+        label, text = _require(c, "label", "text")
+        lines.append(f"{label}) {text}")
+    labels = {str(c["label"]).upper() for c in choices}
+    if str(key).upper() not in labels:
+        raise ValueError(f"CommonsenseQA answerKey {key!r} is not one of the choice labels {sorted(labels)}")
+    return Sample(
+        input=f"{stem}\n" + "\n".join(lines) + f"\n{_CHOICE_SUFFIX[prompt_style]}",
+        target=str(key).upper(),
+        id=str(record.get("id", f"csqa-{index}")),
+        metadata={"answer_type": "choice", "source": "csqa"},
+    )
+
+
+# ---------------------------------------------------------------- AQuA
+def aqua_record_to_sample(record: dict[str, Any], index: int, prompt_style: PromptStyle = "cot") -> Sample:
+    """AQuA-RAT JSON lines (``test.json``): ``{"question", "options": ["A)...", ...],
+    "rationale", "correct": "A"}``."""
+    question, options, correct = _require(record, "question", "options", "correct")
+    if not isinstance(options, list) or not options:
+        raise ValueError("AQuA 'options' must be a non-empty list like ['A)21', 'B)22']")
+    labels = []
+    for opt in options:
+        if not isinstance(opt, str) or len(opt) < 2 or opt[1] != ")" or opt[0] not in "ABCDE":
+            raise ValueError(f"AQuA option {opt!r} is not of the form 'X)text'")
+        labels.append(opt[0])
+    if str(correct).upper() not in labels:
+        raise ValueError(f"AQuA 'correct' {correct!r} is not one of the option labels {labels}")
+    return Sample(
+        input=f"{question}\n" + "\n".join(options) + f"\n{_CHOICE_SUFFIX[prompt_style]}",
+        target=str(correct).upper(),
+        id=f"aqua-{index}",
+        metadata={"answer_type": "choice", "source": "aqua"},
+    )
+
+
+# ---------------------------------------------------------------- loading
+def _require(record: Any, *keys: str) -> list[Any]:
+    if not isinstance(record, dict):
+        raise ValueError(f"record must be a JSON object; got {type(record).__name__}")
+    missing = [k for k in keys if k not in record or record[k] is None]
+    if missing:
+        raise ValueError(f"record is missing field(s) {missing}; has {sorted(record)}")
+    return [record[k] for k in keys]
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed object) per non-blank line; bad JSON names the file and line."""
+    with open(path, encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield lineno, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from exc
+
+
+_FILES: dict[str, tuple[str, str, Callable[..., Sample]]] = {
+    "gsm8k": ("gsm8k/test.jsonl",
+              "GSM8K test split: openai/grade-school-math grade_school_math/data/test.jsonl",
+              gsm8k_record_to_sample),
+    "csqa": ("commonsenseqa/dev_rand_split.jsonl",
+             "CommonsenseQA validation split (dev_rand_split.jsonl) from "
+             "https://s3.amazonaws.com/commensenseqa/dev_rand_split.jsonl",
+             csqa_record_to_sample),
+    "aqua": ("aqua/test.json",
+             "AQuA-RAT test split (JSON lines) from github.com/google-deepmind/AQuA test.json",
+             aqua_record_to_sample),
+}
+
+
+def load_dataset(
+    name: str,
+    *,
+    n_generated: int = 500,
+    seed: int = 0,
+    prompt_style: PromptStyle | None = None,
+    data_file: str | None = None,
+) -> tuple[MemoryDataset, dict[str, Any]]:
+    """The dataset and its provenance (``dataset_source``, ``dataset_hash``, ``generated``,
+    ``prompt_style``)."""
+    if name not in DATASETS:
+        raise ValueError(f"unknown dataset {name!r}; choose one of {', '.join(DATASETS)}")
+    if name == "generated":
+        style: PromptStyle = prompt_style or "short"
+        records = generate_records(n_generated, seed)
+        digest = hashlib.sha256(json.dumps(records, sort_keys=True).encode()).hexdigest()
+        samples = [generated_record_to_sample(r, style) for r in records]
+        info = {"dataset_source": f"generated (arithmetic v{GENERATOR_VERSION}, seed={seed}, n={n_generated})",
+                "dataset_hash": "sha256:" + digest, "generated": True, "prompt_style": style}
+        return MemoryDataset(samples, name="ood_hallucination_generated"), info
+    style = prompt_style or "cot"
+    relative, how_to_get, convert = _FILES[name]
+    path = Path(data_file).expanduser() if data_file else data_path(relative, how_to_get=how_to_get)
+    if not path.is_file():
+        raise FileNotFoundError(f"{name} data file not found: {path}. How to obtain it: {how_to_get}")
+    samples = []
+    for index, (lineno, record) in enumerate(read_jsonl(path)):
+        try:
+            samples.append(convert(record, index, style))
+        except ValueError as exc:
+            raise ValueError(f"{path}:{lineno}: malformed {name} record: {exc}") from exc
+    if not samples:
+        raise ValueError(f"{path}: no records")
+    info = {"dataset_source": str(path), "dataset_hash": content_hash(path), "generated": False,
+            "prompt_style": style}
+    return MemoryDataset(samples, name=f"ood_hallucination_{name}"), info
