@@ -123,7 +123,8 @@ def start_vllm_server(
     started = time.monotonic()
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
     server = VLLMServer(process, f"http://{host}:{port}/v1", served_model_name, str(model_path), log_path)
     try:
@@ -133,6 +134,21 @@ def start_vllm_server(
         raise
     server.startup_s = time.monotonic() - started
     return server
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the harness dies, even by SIGKILL.
+
+    The server runs in its own session (so stop() can signal its whole group); without this an
+    eval killed hard would leave a multi-GB server running forever.
+    """
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:  # not Linux/glibc: stop() still works; only the hard-kill case leaks
+        pass
 
 
 def _wait_healthy(server: VLLMServer, timeout_s: float) -> None:

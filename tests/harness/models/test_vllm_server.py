@@ -1,0 +1,49 @@
+"""Server process management that does not need vLLM itself."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from harness.models.vllm_server import VLLMServerError, _wait_healthy, VLLMServer
+from tests.conftest import REPO_ROOT
+
+PARENT = """
+import subprocess, sys, time
+from harness.models.vllm_server import _die_with_parent
+child = subprocess.Popen(["sleep", "300"], start_new_session=True, preexec_fn=_die_with_parent)
+print(child.pid, flush=True)
+time.sleep(300)
+"""
+
+
+def test_server_child_dies_when_harness_is_killed_hard():
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True, env=env)
+    child_pid = int(parent.stdout.readline())
+    os.kill(child_pid, 0)  # alive
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child_pid, 0)
+        except ProcessLookupError:
+            return
+        # Reap if it became our zombie (it is reparented to init, so normally not).
+        time.sleep(0.1)
+    os.kill(child_pid, signal.SIGKILL)
+    pytest.fail("the server's stand-in outlived the killed harness")
+
+
+def test_early_exit_reports_log_tail(tmp_path):
+    log = tmp_path / "server.log"
+    log.write_text("line 1\nValueError: bad model\n")
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    server = VLLMServer(proc, "http://127.0.0.1:9/v1", "m", "/x", log)
+    with pytest.raises(VLLMServerError, match="(?s)exited with code 0 during start-up.*ValueError: bad model"):
+        _wait_healthy(server, timeout_s=5)
