@@ -1,0 +1,61 @@
+"""CORRECT (error-schema-guided localisation in multi-agent trajectories) and Who&When baselines.
+
+Plain Python: no inspect imports. Methods take a `generate(messages) -> str` (sync or async).
+"""
+
+from methods.correct._baselines import (
+    Localisation,
+    LocaliserConfig,
+    all_at_once,
+    binary_search,
+    random_baseline,
+    step_by_step,
+)
+from methods.correct._cache import CacheEntry, SchemaCache
+from methods.correct._embed import Embedder, MiniLMEmbedder, TfidfEmbedder, make_embedder, minilm_dir
+from methods.correct._generate import CallLog, Generate, Message, call_model
+from methods.correct._localiser import PAPER_K, CorrectLocaliser
+from methods.correct._parse import parse_half, parse_localisation, parse_yes_no
+from methods.correct._render import STRATEGY as TRUNCATION_STRATEGY
+from methods.correct._render import Rendered, approx_tokens, render_steps, truncate_text
+from methods.correct._schema import ErrorSchema, distil_schema, parse_schema, template_schema
+from methods.correct._trajectory import Prediction, Step, Trajectory, agent_base, agent_key
+
+__all__ = [
+    "CacheEntry",
+    "CallLog",
+    "CorrectLocaliser",
+    "Embedder",
+    "ErrorSchema",
+    "Generate",
+    "Localisation",
+    "LocaliserConfig",
+    "Message",
+    "MiniLMEmbedder",
+    "PAPER_K",
+    "Prediction",
+    "Rendered",
+    "SchemaCache",
+    "Step",
+    "TRUNCATION_STRATEGY",
+    "TfidfEmbedder",
+    "Trajectory",
+    "agent_base",
+    "agent_key",
+    "all_at_once",
+    "approx_tokens",
+    "binary_search",
+    "call_model",
+    "distil_schema",
+    "make_embedder",
+    "minilm_dir",
+    "parse_half",
+    "parse_localisation",
+    "parse_schema",
+    "parse_yes_no",
+    "random_baseline",
+    "render_steps",
+    "step_by_step",
+    "template_schema",
+    "truncate_text",
+]

@@ -1,0 +1,1 @@
+"""correct: error localisation in multi-agent trajectories (CORRECT vs Who&When baselines)."""
