@@ -125,11 +125,22 @@ def bwrap_argv(
             args += ["--cap-add", cap]
     args += list(_system_binds())
     made: set[str] = set()
+    # Paths under /tmp (a project cloned there, its .venv) are bound after the private /tmp, or
+    # that mount would hide them.
+    def _under_tmp(path: str) -> bool:
+        return path == "/tmp" or path.startswith("/tmp/")
+
+    late = [p for p in sorted(layout.ro_binds, key=len) if _under_tmp(p)]
     for path in sorted(layout.ro_binds, key=len):
-        args += _parents(path, made)
-        args += ["--ro-bind", path, path]
+        if not _under_tmp(path):
+            args += _parents(path, made)
+            args += ["--ro-bind", path, path]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--bind", layout.work_dir, WORKDIR, "--bind", layout.tmp_dir, "/tmp"]
+    made.add("/tmp")
+    for path in late:
+        args += _parents(path, made)
+        args += ["--ro-bind", path, path]
     if ctl_dir is not None:
         args += ["--bind", ctl_dir, CTL_DIR]
     args += ["--remount-ro", "/"]  # the root tmpfs bwrap builds: read-only once populated
