@@ -1,0 +1,5 @@
+"""`anchor` task: auditing CLI agents (auditor ↔ sandboxed target ↔ judges)."""
+
+from tasks.anchor.task import RUN_ALL_ARGS, anchor
+
+__all__ = ["RUN_ALL_ARGS", "anchor"]
