@@ -79,13 +79,21 @@ def _print_summary(outcome: Any, elapsed: float) -> None:
     for column in ("task", "model", "status", "samples", "headline metrics", "log"):
         table.add_column(column, overflow="fold")
     for s in outcome.summaries:
-        shown = list(s.metrics.items())[:6]
+        shown = [(k, v) for k, v in s.metrics.items() if not _is_auxiliary(k)][:5]
         metrics = ", ".join(f"{k}={_fmt(v)}" for k, v in shown) or "—"
         status = s.status if s.status == "success" else f"[red]{s.status}[/red]"
         if s.error:
             metrics = f"{metrics}\n[red]{s.error}[/red]"
         table.add_row(s.task, s.model, status, s.samples, metrics, Path(s.log).name)
     console.print(table)
+
+
+_AUXILIARY = ("stderr", "wilson", "_low", "_high", "/n_", "boot", "ci_")
+
+
+def _is_auxiliary(metric: str) -> bool:
+    """Interval bounds and counts: in the log and the report, too much for a summary line."""
+    return any(marker in metric for marker in _AUXILIARY)
 
 
 def _fmt(value: Any) -> str:
