@@ -1,0 +1,1 @@
+"""dispat task package (see README.md)."""

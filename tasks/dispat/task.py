@@ -1,0 +1,197 @@
+"""dispat: LLM tabular anomaly detection (DiSPaT self-play, AnoLLM) against PyOD baselines.
+
+Paper: "f-Divergence Self-Play for Tabular Anomaly Detection via Large Language Models"
+(DiSPaT, ICML 2026), compared with AnoLLM (ICLR 2025) and classical detectors. One sample = one
+test row; each detector is fit once per (dataset, seed) split on normal training rows only and
+scores every test row (higher = more anomalous). Metrics: AUROC, AUPR, F1 at the contamination
+threshold per dataset and method, mean and t-interval over seeds (see scorer.py for the shape).
+"""
+
+from __future__ import annotations
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset
+
+from harness.records import task_metadata
+from methods.dispat import (
+    BINNINGS,
+    F_DIVERGENCES,
+    LLM_METHODS,
+    NONFINITE_POLICIES,
+    PYOD_DETECTORS,
+    DiSPaTConfig,
+    LMDetectorConfig,
+)
+from tasks.dispat._runner import DetectorRunner, LLMSettings
+from tasks.dispat.dataset import expand_datasets, make_split, record_to_sample, resolve_dataset, split_records
+from tasks.dispat.scorer import anomaly_scores
+from tasks.dispat.solver import current_model_name, detector_scores
+
+__all__ = ["ALL_METHODS", "RUN_ALL_ARGS", "dispat"]
+
+TASK_VERSION = "1.0.0"
+ALL_METHODS: tuple[str, ...] = (*PYOD_DETECTORS, *LLM_METHODS)
+
+#: `make run`: bundled wbc, every method, one seed, 30 test rows, tiny LLM budgets (~3-4 min of
+#: 2 dedicated cores). Letters instead of the 30 long WDBC feature names keep the rows short;
+#: LoRA keeps the fine-tuning memory small beside the other tasks' model servers.
+RUN_ALL_ARGS: dict = {
+    "dataset": "wbc", "method": "all", "seeds": [0], "max_test_rows": 30, "column_names": "letters",
+    "train_steps": 4, "batch_size": 2, "n_permutations": 1, "dispat_iterations": 1,
+    "dispat_samples": 2, "dispat_steps": 2, "max_new_tokens": 96, "finetune": "lora", "lr": 1e-4,
+    "dispat_lr": 1e-4,
+}
+
+
+@task
+def dispat(
+    method: str = "all",
+    dataset: str = "wbc",
+    seeds: list[int] | None = None,
+    nonfinite: str = "fail",
+    max_test_rows: int | None = None,
+    lm: str = "default",
+    finetune: str = "full",
+    train_steps: int = 30,
+    batch_size: int = 4,
+    lr: float = 5e-5,
+    max_train_rows: int | None = 128,
+    n_permutations: int = 3,
+    score_tokens: str = "values",
+    binning: str = "standard",
+    column_names: str = "dataset",
+    dispat_iterations: int = 2,
+    dispat_samples: int = 8,
+    dispat_steps: int = 4,
+    f_divergence: str = "js",
+    beta: float = 0.1,
+    dispat_lr: float = 5e-5,
+    nll_weight: float = 0.0,
+    temperature: float = 1.0,
+    max_new_tokens: int | None = None,
+) -> Task:
+    """Tabular anomaly detection: AnoLLM, DiSPaT and PyOD baselines on ADBench/ODDS sets.
+
+    Args:
+    method: ``all``, or comma-separated names among IForest, LOF, KNN, ECOD, COPOD, OCSVM, PCA,
+        HBOS, AnoLLM, DiSPaT.
+    dataset: ``wbc`` (bundled sklearn recipe), an ADBench name (``42_WBC``), ``adbench`` (the
+        16), ``all`` (wbc + 16), a path to .npz/.mat/.csv, or a comma-separated list.
+    seeds: split seeds (default 0,1,2).
+    nonfinite: ``fail`` (a detector returning NaN/inf fails that split, with the reason) or
+        ``max_finite`` (+inf -> max finite + 1, the anchor table's rule; NaN still fails).
+    max_test_rows: stratified cap on test rows per split (a deviation, for LLM budgets).
+    lm: ``default`` (embedded SmolLM2-135M-Instruct), ``model_under_test`` (the eval's local HF
+        model via the white-box handle), or a local HF path.
+    finetune: ``full`` (AnoLLM default) or ``lora`` (r=8, alpha=32).
+    train_steps / batch_size / lr / max_train_rows: LM fine-tuning budget (AnoLLM: 2000 / 8 /
+        5e-5 / all rows).
+    n_permutations: column orders averaged at scoring (AnoLLM ODDS script: 21).
+    score_tokens: ``values`` (NLL of value tokens) or ``all`` (every token, the AnoLLM repo's
+        numeric-only path).
+    binning: standard, quantile, equal_width, language, none.
+    column_names: ``dataset`` (names from the source when it has them) or ``letters``.
+    dispat_iterations / dispat_samples / dispat_steps: self-play iterations, synthetic rows per
+        iteration, policy steps per iteration.
+    f_divergence: kl, reverse_kl, pearson, squared_hellinger, js, gan.
+    beta / dispat_lr / nll_weight / temperature / max_new_tokens: critic scale, self-play learning
+        rate, weight of the real-row NLL term, sampling temperature, synthetic row length cap.
+    """
+    methods = list(ALL_METHODS) if method.strip() == "all" else [m.strip() for m in method.split(",") if m.strip()]
+    unknown = [m for m in methods if m not in ALL_METHODS]
+    if unknown or not methods:
+        raise ValueError(f"unknown method(s) {unknown or method!r}; choose from all, {', '.join(ALL_METHODS)}")
+    _check_choice("nonfinite", nonfinite, NONFINITE_POLICIES)
+    _check_choice("binning", binning, BINNINGS)
+    _check_choice("column_names", column_names, ("dataset", "letters"))
+    _check_choice("finetune", finetune, ("full", "lora"))
+    _check_choice("score_tokens", score_tokens, ("values", "all"))
+    _check_choice("f_divergence", f_divergence, tuple(F_DIVERGENCES))
+    seed_list = list(seeds) if seeds is not None else [0, 1, 2]
+    if not seed_list or len(set(seed_list)) != len(seed_list):
+        raise ValueError(f"seeds must be a non-empty list of distinct integers, got {seed_list}")
+
+    lm_config = LMDetectorConfig(
+        train_steps=train_steps, batch_size=batch_size, lr=lr, finetune=finetune,  # type: ignore[arg-type]
+        max_train_rows=max_train_rows, n_permutations=n_permutations,
+        score_tokens=score_tokens,  # type: ignore[arg-type]
+    )
+    dispat_config = DiSPaTConfig(
+        lm=lm_config, iterations=dispat_iterations, samples_per_iteration=dispat_samples,
+        steps_per_iteration=dispat_steps, f_divergence=f_divergence, beta=beta, lr=dispat_lr,
+        nll_weight=nll_weight, temperature=temperature, max_new_tokens=max_new_tokens,
+    )
+
+    splits, samples, sources, hashes = {}, [], [], []
+    for name in expand_datasets(dataset):
+        ds = resolve_dataset(name)
+        sources.append(f"{ds.name}: {ds.source}")
+        hashes.append(f"{ds.name}={ds.content_hash}")
+        for seed in seed_list:
+            split = make_split(ds, seed, max_test_rows=max_test_rows)
+            splits[(ds.name, seed)] = split
+            samples.extend(record_to_sample(r) for r in split_records(split))
+
+    runner = DetectorRunner(
+        splits, nonfinite=nonfinite,  # type: ignore[arg-type]
+        llm=LLMSettings(lm, lm_config, dispat_config, binning, column_names),
+        model_name=current_model_name,
+    )
+    uses_llm = any(m in LLM_METHODS for m in methods)
+    return Task(
+        dataset=MemoryDataset(samples, name=f"dispat:{dataset}"),
+        solver=detector_scores(runner, methods),
+        scorer=anomaly_scores(),
+        version=TASK_VERSION,
+        metadata=task_metadata(
+            dataset_source="; ".join(sources),
+            dataset_hash="; ".join(hashes),
+            deviations=_deviations(
+                uses_llm, lm_config, dispat_config, methods, nonfinite, max_test_rows, lm, binning
+            ),
+            methods=methods,
+            seeds=seed_list,
+            score_convention="higher = more anomalous",
+            protocol="AnoLLM semi_supervised: train = floor(n_normal/2) normals permuted by "
+            "RandomState(seed); test = other normals + all anomalies; StandardScaler fit on train (PyOD)",
+            leaderboard_keys="{dataset}/{method}/{auroc|aupr|f1}[_lo|_hi], /n_seeds, /n_failed, "
+            "/fit_s, /rows_per_s; {method}/{auroc|aupr|f1}, /n_datasets",
+        ),
+    )
+
+
+def _check_choice(name: str, value: str, options: tuple[str, ...]) -> None:
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(options)}; got {value!r}")
+
+
+def _deviations(
+    uses_llm: bool, cfg: LMDetectorConfig, dcfg: DiSPaTConfig, methods: list[str],
+    nonfinite: str, max_test_rows: int | None, lm: str, binning: str,
+) -> list[str]:
+    out: list[str] = []
+    if nonfinite == "max_finite":
+        out.append("nonfinite=max_finite: +inf/-inf detector scores mapped to max/min finite +/- 1")
+    if max_test_rows is not None:
+        out.append(f"max_test_rows={max_test_rows}: stratified subsample of each split's test rows")
+    if not uses_llm:
+        return out
+    out += [
+        f"lm={lm}: SmolLM2-135M-Instruct (embedded) instead of AnoLLM's SmolLM-135M/360M/1.7B",
+        f"train_steps={cfg.train_steps} batch_size={cfg.batch_size} (AnoLLM: 2000 steps, batch 8)",
+        f"max_train_rows={cfg.max_train_rows}: LM methods train on a subsample of the normal rows",
+        f"n_permutations={cfg.n_permutations} (AnoLLM ODDS script: 21)",
+        *([f"finetune=lora r={cfg.lora_r} alpha={cfg.lora_alpha} (AnoLLM default: full; LoRA is its option)"]
+          if cfg.finetune == "lora" else []),
+        *([f"lr={cfg.lr} (AnoLLM: 5e-5)"] if cfg.lr != 5e-5 else []),
+        f"binning={binning} statistics fit on the training normals (AnoLLM fits on the whole table)",
+    ]
+    if cfg.score_tokens == "values":
+        out.append("score_tokens=values: NLL summed over value tokens (AnoLLM repo sums all tokens for numeric-only tables)")
+    if "DiSPaT" in methods:
+        out.append(
+            "DiSPaT objective inferred (no paper text/code): SPIN-style critic beta*log(pi_theta/pi_t), "
+            f"f-GAN bound with f={dcfg.f_divergence}, warm start = AnoLLM fine-tuning, score = AnoLLM NLL; "
+            f"iterations={dcfg.iterations} samples={dcfg.samples_per_iteration} steps={dcfg.steps_per_iteration}"
+        )
+    return out
