@@ -84,7 +84,14 @@ def test_serve_then_eval_through_vllm_provider(tmp_path):
             os.killpg(server.pid, signal.SIGKILL)
 
 
+def _vllm_server_pids() -> set[str]:
+    found = subprocess.run(["pgrep", "-f", "vllm.entrypoints.openai.api_server --model"], capture_output=True, text=True)
+    return set(found.stdout.split())
+
+
 def test_eval_model_default_starts_and_stops_its_own_server(tmp_path):
+    # Servers of other jobs on the machine are not this eval's to stop.
+    before = _vllm_server_pids()
     run = subprocess.run(
         [sys.executable, "-m", "harness.cli", "eval", f"task={FIXTURE}@arith", "model=default",
          "n=3", f"log_dir={tmp_path}", "display=none", "max_tokens=16"],
@@ -96,5 +103,5 @@ def test_eval_model_default_starts_and_stops_its_own_server(tmp_path):
     assert log.status == "success" and log.eval.model == "vllm/smollm2-135m-instruct"
     assert all(sample.output.completion for sample in log.samples)
     # The server is gone once the eval returns.
-    leftover = subprocess.run(["pgrep", "-f", "vllm.entrypoints.openai.api_server --model"], capture_output=True, text=True)
-    assert leftover.stdout.strip() == "", f"vLLM server left running: {leftover.stdout}"
+    leftover = _vllm_server_pids() - before
+    assert not leftover, f"vLLM server left running: {leftover}"
