@@ -122,9 +122,8 @@ except OSError as ex:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the server has its own uid only when the harness runs as root")
+@pytest.mark.parametrize("mode", ["persistent"], indirect=True)  # only this mode has a server
 def test_command_cannot_reach_the_server(make_sandbox: Factory, mode: str) -> None:
-    if mode != "persistent":
-        pytest.skip("only the persistent mode has an exec server")
     sb = make_sandbox()
     result = run(sb.exec(["python3", "-c", _ATTACK], timeout=30))
     assert "SERVER [" in result.stdout and "SERVER []" not in result.stdout, result  # control
@@ -155,9 +154,8 @@ def _server_pids(sb: BwrapSandboxEnvironment) -> list[int]:
     return [p for p in tree if Path(f"/proc/{p}/cmdline").read_bytes().startswith(b"/usr/bin/python3")]
 
 
+@pytest.mark.parametrize("mode", ["persistent"], indirect=True)  # only this mode has a server
 def test_killed_server_gives_clear_error(make_sandbox: Factory, mode: str) -> None:
-    if mode != "persistent":
-        pytest.skip("only the persistent mode has an exec server")
     victim, bystander = make_sandbox(), make_sandbox()
     assert run(victim.exec(["echo", "up"])).stdout == "up\n"
     servers = _server_pids(victim)
