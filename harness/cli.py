@@ -198,7 +198,11 @@ def cmd_serve(args: list[str]) -> int:
     console.print(f"base_url: {server.base_url}")
     console.print(f"model:    {served}")
     console.print(f"use:      harness eval model=vllm/{served} …  (with VLLM_BASE_URL={server.base_url})")
-    console.print(f"log:      {server.log_path}  — Ctrl-C stops the server")
+    console.print(f"log:      {server.log_path}  — Ctrl-C or SIGTERM stops the server")
+    import signal
+
+    # SIGTERM (and SIGINT, which a background job ignores) end the loop through `finally`.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         while server.process.poll() is None:
             time.sleep(1)
