@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.sandboxes._procs import wait_gone
 from sandboxes.bwrap import BwrapConfig, BwrapSandboxEnvironment
 
 run = asyncio.run
@@ -28,23 +29,6 @@ print("SECONDS", round(time.monotonic() - t, 2))
 """
 
 
-def _host_pids_with(marker: str) -> list[int]:
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in Path(entry.path, "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                pass
-    return found
-
-
-def _wait_gone(marker: str, seconds: float = 5.0) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while (left := _host_pids_with(marker)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
 
 
 def _host_process_count() -> int:
@@ -146,7 +130,7 @@ def test_runaway_loop_killed_at_time_limit(sandbox: BwrapSandboxEnvironment) -> 
     with pytest.raises(TimeoutError):
         run(sandbox.exec(["sh", "-c", f"sleep {marker} & while :; do :; done"], timeout=2))
     assert time.monotonic() - start < 6
-    assert _wait_gone(marker) == [], "a background child outlived the timeout"
+    assert wait_gone(marker) == [], "a background child outlived the timeout"
     if sandbox.uid is not None:
         assert not [p for p in os.listdir("/proc") if p.isdigit() and _uid_of(p) == sandbox.uid]
     assert run(sandbox.exec(["echo", "alive"])).stdout == "alive\n"  # the sandbox still works
@@ -187,7 +171,7 @@ def test_fork_bomb_stopped_host_fine(sandbox: BwrapSandboxEnvironment) -> None:
     with pytest.raises(TimeoutError):
         run(sandbox.exec(["bash", "-c", script], timeout=5))
     subprocess.run(["true"], check=True, timeout=10)  # the host can still spawn processes
-    assert _wait_gone("bomb_31415", 10) == [], "fork bomb processes outlived the sandbox call"
+    assert wait_gone("bomb_31415", 10) == [], "fork bomb processes outlived the sandbox call"
     # other work shares this host, so allow some drift in its own process count
     assert _host_process_count() <= baseline + 50
     assert run(sandbox.exec(["echo", "alive"])).stdout == "alive\n"
@@ -239,6 +223,6 @@ def test_cleanup_removes_work_dir(make_sandbox: Callable[..., BwrapSandboxEnviro
     assert (root / "workspace" / "x" / "y.txt").exists()
     run(BwrapSandboxEnvironment.sample_cleanup("test", None, {"default": sb}, False))
     assert not root.exists()
-    assert _wait_gone("4242.77") == []
+    assert wait_gone("4242.77") == []
     if cgroup is not None:
         assert not any(d.exists() for d in cgroup.dirs)

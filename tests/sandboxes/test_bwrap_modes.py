@@ -13,29 +13,13 @@ from pathlib import Path
 import pytest
 from inspect_ai.util import SandboxUnavailableError
 
+from tests.sandboxes._procs import wait_gone
 from sandboxes.bwrap import BwrapConfig, BwrapSandboxEnvironment
 
 run = asyncio.run
 Factory = Callable[..., BwrapSandboxEnvironment]
 
 
-def _host_pids_with(marker: str) -> list[int]:
-    found = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in Path(entry.path, "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                pass
-    return found
-
-
-def _wait_gone(marker: str, seconds: float = 5.0) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while (left := _host_pids_with(marker)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
 
 
 def test_background_processes_between_execs(sandbox: BwrapSandboxEnvironment, mode: str) -> None:
@@ -50,7 +34,7 @@ def test_background_processes_between_execs(sandbox: BwrapSandboxEnvironment, mo
         assert run(sandbox.exec(["sh", "-c", f"kill -0 {pid} && echo alive"])).stdout == "alive\n"
     else:  # one jail per exec: it died with its jail
         assert not alive.success, alive
-        assert _wait_gone("300.123") == []
+        assert wait_gone("300.123") == []
 
 
 def test_background_output_does_not_block_exec(sandbox: BwrapSandboxEnvironment) -> None:
@@ -63,7 +47,7 @@ def test_background_output_does_not_block_exec(sandbox: BwrapSandboxEnvironment)
 def test_setsid_child_killed_at_timeout(sandbox: BwrapSandboxEnvironment) -> None:
     with pytest.raises(TimeoutError):
         run(sandbox.exec(["sh", "-c", "setsid sleep 5151.25 & while :; do :; done"], timeout=2))
-    assert _wait_gone("5151.25") == [], "a child in its own session outlived the timeout"
+    assert wait_gone("5151.25") == [], "a child in its own session outlived the timeout"
 
 
 def test_cancelled_exec_kills_command(sandbox: BwrapSandboxEnvironment) -> None:
@@ -72,7 +56,7 @@ def test_cancelled_exec_kills_command(sandbox: BwrapSandboxEnvironment) -> None:
             await asyncio.wait_for(sandbox.exec(["sleep", "4343.5"], timeout=60), 1.5)
 
     run(cancel())
-    assert _wait_gone("4343.5") == [], "a cancelled exec left its command running"
+    assert wait_gone("4343.5") == [], "a cancelled exec left its command running"
     assert run(sandbox.exec(["echo", "alive"])).stdout == "alive\n"
 
 
