@@ -27,7 +27,7 @@ from scorers.intervals import (
 from ._reference import ReferenceRow, ReferenceTable
 from ._runs import Run
 from ._samples import SampleRow, column, lookup, read_sample_rows
-from ._schema import IntervalSpec, LeaderboardSchema, MetricSpec
+from ._schema import IntervalSpec, LeaderboardSchema, MetricSpec, headline_of
 
 _NAN = math.nan
 # Metrics inspect adds beside a value; our bootstrap interval replaces them in the table.
@@ -115,10 +115,7 @@ class Leaderboard:
 
     @property
     def headline(self) -> MetricSpec | None:
-        for m in self.metrics:
-            if m.headline:
-                return m
-        return self.metrics[0] if self.metrics else None
+        return headline_of(self.metrics)
 
 
 # ------------------------------------------------------------------ statistics

@@ -94,10 +94,7 @@ class LeaderboardSchema:
 
     @property
     def headline(self) -> MetricSpec | None:
-        for m in self.metrics:
-            if m.headline:
-                return m
-        return self.metrics[0] if self.metrics else None
+        return headline_of(self.metrics)
 
 
 def _req(d: dict[str, Any], key: str, where: str) -> Any:
@@ -246,3 +243,11 @@ def load_schema(task: str, schema_dir: Path | None = None) -> LeaderboardSchema 
 def generic_schema(task: str) -> LeaderboardSchema:
     """Fallback for a task without a schema: metrics are discovered from its logs."""
     return LeaderboardSchema(task=task, title=task, source="generic")
+
+
+def headline_of(metrics: "tuple[MetricSpec, ...] | list[MetricSpec]") -> MetricSpec | None:
+    """The metric marked headline, else the first one."""
+    for m in metrics:
+        if m.headline:
+            return m
+    return metrics[0] if metrics else None
