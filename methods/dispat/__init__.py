@@ -3,7 +3,7 @@
 Every detector has ``fit(X_normal)`` and ``score_samples(X)`` with **higher = more anomalous**.
 """
 
-from methods.dispat._anollm import AnoLLMDetector, FitReport, LMDetectorConfig
+from methods.dispat._anollm import AnoLLMDetector, FitReport, LMDetectorConfig, WarmStart
 from methods.dispat._baselines import PYOD_DETECTORS, PyODDetector
 from methods.dispat._detector import (
     NONFINITE_POLICIES,
@@ -40,6 +40,7 @@ __all__ = [
     "SeedSummary",
     "SerializedRow",
     "TabularSerializer",
+    "WarmStart",
     "apply_nonfinite_policy",
     "encode_rows",
     "f1_at_contamination",

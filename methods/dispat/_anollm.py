@@ -69,6 +69,29 @@ class FitReport:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class WarmStart:
+    """An AnoLLM fine-tune that DiSPaT can start from instead of repeating it.
+
+    DiSPaT's warm start *is* AnoLLM's fine-tuning with the same config, seed and rows, so the
+    weights and the row-sampling RNG state right after it are all DiSPaT needs; ``key`` guards
+    against reusing a fine-tune made with different settings.
+    """
+
+    key: tuple
+    state: dict[str, Any]
+    rng_state: dict[str, Any]
+    losses: list[float]
+    seconds: float
+
+
+def warm_start_key(config: "LMDetectorConfig", n_rows: int) -> tuple:
+    """Everything the fine-tune's result depends on besides the data itself."""
+    return (config.train_steps, config.batch_size, config.lr, config.finetune, config.lora_r,
+            config.lora_alpha, config.lora_dropout, config.max_grad_norm, config.max_train_rows,
+            config.max_length, config.seed, n_rows)
+
+
 def subsample_rows(X: np.ndarray, max_rows: int | None, rng: np.random.Generator) -> np.ndarray:
     if max_rows is None or X.shape[0] <= max_rows:
         return X
@@ -151,7 +174,9 @@ class AnoLLMDetector:
         self.config = config or LMDetectorConfig()
         self.report_ = FitReport()
 
-    def fit(self, X_normal: np.ndarray) -> "AnoLLMDetector":
+    def fit(self, X_normal: np.ndarray, *, keep_warm_start: bool = False) -> "AnoLLMDetector":
+        """Fine-tune on ``X_normal``; ``keep_warm_start`` also keeps a copy of the tuned weights
+        and RNG state as ``warm_start_`` for a DiSPaT fit on the same rows."""
         t0 = time.perf_counter()
         X = check_train_matrix(X_normal, self.name)
         rng = np.random.default_rng(self.config.seed)
@@ -163,7 +188,14 @@ class AnoLLMDetector:
             lora_alpha=self.config.lora_alpha, lora_dropout=self.config.lora_dropout,
         )
         losses = supervised_finetune(self.model_, self.tokenizer_, self.serializer, X_used, self.config, rng)
-        self.report_ = FitReport(X.shape[0], X_used.shape[0], losses, time.perf_counter() - t0)
+        seconds = time.perf_counter() - t0
+        self.report_ = FitReport(X.shape[0], X_used.shape[0], losses, seconds)
+        if keep_warm_start:
+            self.warm_start_ = WarmStart(
+                key=warm_start_key(self.config, X.shape[0]),
+                state={k: v.detach().clone() for k, v in self.model_.state_dict().items()},
+                rng_state=rng.bit_generator.state, losses=list(losses), seconds=seconds,
+            )
         return self
 
     def score_samples(self, X: np.ndarray) -> np.ndarray:

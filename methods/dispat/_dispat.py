@@ -32,10 +32,12 @@ import torch
 from methods.dispat._anollm import (
     FitReport,
     LMDetectorConfig,
+    WarmStart,
     check_train_matrix,
     permutation_scores,
     subsample_rows,
     supervised_finetune,
+    warm_start_key,
 )
 from methods.dispat._fdiv import get_f_divergence
 from methods.dispat._lm import (
@@ -89,10 +91,19 @@ class DiSPaTDetector:
         self.report_ = FitReport()
         self.history_: list[dict[str, float]] = []
 
-    def fit(self, X_normal: np.ndarray) -> "DiSPaTDetector":
+    def fit(self, X_normal: np.ndarray, *, warm_start: WarmStart | None = None) -> "DiSPaTDetector":
+        """Warm start (AnoLLM fine-tuning), then the self-play iterations.
+
+        ``warm_start``: an ``AnoLLMDetector.warm_start_`` made on the same rows with the same
+        config; the fine-tune is then loaded instead of repeated (same weights and RNG state,
+        so the result is the same; its seconds are added to this fit's time). A mismatching
+        one raises ``ValueError``.
+        """
         t0 = time.perf_counter()
         cfg, lm_cfg = self.config, self.config.lm
         X = check_train_matrix(X_normal, self.name)
+        if warm_start is not None and warm_start.key != warm_start_key(lm_cfg, X.shape[0]):
+            raise ValueError("DiSPaT warm start was made with a different config or training set")
         rng = np.random.default_rng(lm_cfg.seed)
         X_used = subsample_rows(X, lm_cfg.max_train_rows, rng)
         self.serializer.fit(X)
@@ -101,13 +112,20 @@ class DiSPaTDetector:
             model, lm_cfg.finetune, lora_r=lm_cfg.lora_r,
             lora_alpha=lm_cfg.lora_alpha, lora_dropout=lm_cfg.lora_dropout,
         )
-        losses = supervised_finetune(self.model_, self.tokenizer_, self.serializer, X_used, lm_cfg, rng)
+        shared_s = 0.0
+        if warm_start is None:
+            losses = supervised_finetune(self.model_, self.tokenizer_, self.serializer, X_used, lm_cfg, rng)
+        else:
+            self.model_.load_state_dict(warm_start.state)
+            self.model_.eval()
+            rng.bit_generator.state = warm_start.rng_state
+            losses, shared_s = list(warm_start.losses), warm_start.seconds
         self.history_ = [
             self._self_play_iteration(X_used, it, rng) for it in range(cfg.iterations)
         ]
         self.report_ = FitReport(
-            X.shape[0], X_used.shape[0], losses, time.perf_counter() - t0,
-            extra={"self_play": self.history_},
+            X.shape[0], X_used.shape[0], losses, time.perf_counter() - t0 + shared_s,
+            extra={"self_play": self.history_, "warm_start": "shared AnoLLM fit" if warm_start else "own"},
         )
         return self
 

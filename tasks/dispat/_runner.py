@@ -14,6 +14,7 @@ import gc
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -73,8 +74,15 @@ class DetectorRunner:
         nonfinite: NonFinitePolicy,
         llm: LLMSettings,
         model_name: Callable[[], str],
+        share_warm_start: bool = False,
     ) -> None:
+        """``share_warm_start``: when both AnoLLM and DiSPaT run on a split, DiSPaT starts from
+        AnoLLM's fine-tune instead of repeating it (identical by construction; saves one
+        fine-tune per split). Only set it when DiSPaT will run, or the copies wait unused."""
         self.splits = splits
+        self.share_warm_start = share_warm_start
+        self._warm: dict[tuple[str, int], Any] = {}
+        self._dispat_started: set[tuple[str, int]] = set()
         self.nonfinite = nonfinite
         self.llm = llm
         self.model_name = model_name
@@ -109,7 +117,14 @@ class DetectorRunner:
         try:
             det = self._make(method, split)
             with torch.inference_mode(False):
-                det.fit(split.X_train)
+                if method == "AnoLLM" and self.share_warm_start and (dataset, seed) not in self._dispat_started:
+                    det.fit(split.X_train, keep_warm_start=True)
+                    self._warm[(dataset, seed)] = det.warm_start_
+                elif method == "DiSPaT":
+                    self._dispat_started.add((dataset, seed))
+                    det.fit(split.X_train, warm_start=self._warm.pop((dataset, seed), None))
+                else:
+                    det.fit(split.X_train)
             fit_s = time.perf_counter() - t0
             t1 = time.perf_counter()
             scores = np.asarray(det.score_samples(split.X_test), dtype=float)

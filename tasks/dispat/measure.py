@@ -27,18 +27,30 @@ from tasks.dispat.scorer import per_split_metrics
 def run_grid(datasets, methods, seeds, *, nonfinite, max_test_rows, llm, out_csv, log=print):
     fields = ["dataset", "seed", "method", "auroc", "aupr", "f1", "fit_s", "score_s", "n_train",
               "n_test", "n_test_anom", "n_nonfinite_replaced", "error", "diagnostics"]
-    rows = []
     out_csv.parent.mkdir(parents=True, exist_ok=True)
-    with open(out_csv, "w", newline="") as fh:
+    # Resume: cells already in the CSV (same columns) are kept and not run again.
+    rows = read_csvs([out_csv]) if out_csv.exists() and out_csv.stat().st_size else []
+    if rows and list(rows[0]) != fields:
+        raise ValueError(f"{out_csv} has other columns than this grid writes; move it away to start afresh")
+    done = {(r["dataset"], str(r["seed"]), r["method"]) for r in rows}
+    if done:
+        log(f"resuming: {len(done)} cell(s) already in {out_csv}")
+    with open(out_csv, "a" if rows else "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=fields)
-        writer.writeheader()
+        if not rows:
+            writer.writeheader()
         for name in datasets:
             ds = resolve_dataset(name)
             splits = {(ds.name, s): make_split(ds, s, max_test_rows=max_test_rows) for s in seeds}
-            runner = DetectorRunner(splits, nonfinite=nonfinite, llm=llm, model_name=lambda: "default")
+            runner = DetectorRunner(
+                splits, nonfinite=nonfinite, llm=llm, model_name=lambda: "default",
+                share_warm_start="AnoLLM" in methods and "DiSPaT" in methods,
+            )
             for seed in seeds:
                 sp = splits[(ds.name, seed)]
                 for m in methods:
+                    if (ds.name, str(seed), m) in done:
+                        continue
                     res = runner._run(ds.name, seed, m)
                     vals = per_split_metrics(sp.y_test, res.scores) if res.scores is not None else {}
                     row = {
@@ -87,6 +99,58 @@ def markdown_table(rows, metric: str, methods) -> str:
     return "\n".join(lines)
 
 
+def read_csvs(paths) -> list[dict]:
+    """Rows of one or more grid CSVs (e.g. one file per seed), in file order."""
+    rows: list[dict] = []
+    for path in paths:
+        with open(path, newline="") as fh:
+            rows.extend(csv.DictReader(fh))
+    return rows
+
+
+def _scored(rows, metric: str) -> dict[tuple[str, str, str], float]:
+    """(dataset, seed, method) -> metric, for scored cells with a finite value only."""
+    out = {}
+    for r in rows:
+        if not r["error"] and r[metric] != "" and math.isfinite(float(r[metric])):
+            out[(r["dataset"], str(r["seed"]), r["method"])] = float(r[metric])
+    return out
+
+
+def paired_difference(rows, a: str, b: str, metric: str = "auroc") -> dict:
+    """``a - b`` over the (dataset, seed) splits both methods scored: mean, 95% t-interval,
+    wins/ties/losses of ``a``. Pairing by split removes the between-dataset spread."""
+    vals = _scored(rows, metric)
+    keys = sorted({(d, s) for d, s, m in vals if m == a} & {(d, s) for d, s, m in vals if m == b})
+    diffs = [vals[(d, s, a)] - vals[(d, s, b)] for d, s in keys]
+    summary = seed_summary(diffs)
+    return {
+        "n": len(diffs), "mean": summary.mean, "lo": summary.low, "hi": summary.high,
+        "wins": sum(x > 0 for x in diffs), "ties": sum(x == 0 for x in diffs),
+        "losses": sum(x < 0 for x in diffs),
+    }
+
+
+def mean_ranks(rows, methods, metric: str = "auroc") -> dict[str, float]:
+    """ADBench's average rank: per dataset, rank the methods' seed-mean metric (1 = best, ties
+    averaged), then average over the datasets where every listed method has a value."""
+    from scipy.stats import rankdata
+
+    vals = _scored(rows, metric)
+    per = defaultdict(list)
+    for (d, _, m), v in vals.items():
+        per[(d, m)].append(v)
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    ranks = defaultdict(list)
+    for d in datasets:
+        if not all(per.get((d, m)) for m in methods):
+            continue
+        means = [float(np.mean(per[(d, m)])) for m in methods]
+        for m, rk in zip(methods, rankdata([-x for x in means])):
+            ranks[m].append(float(rk))
+    return {m: float(np.mean(ranks[m])) if ranks[m] else math.nan for m in methods}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--datasets", default="all")
@@ -108,7 +172,14 @@ def main(argv=None) -> int:
     p.add_argument("--dispat-lr", type=float, default=5e-5)
     p.add_argument("--f-divergence", default="js")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--from-csv", nargs="+", type=Path, default=None,
+                   help="summarise existing grid CSVs (e.g. one per seed) instead of running")
     a = p.parse_args(argv)
+    if a.from_csv:
+        rows = read_csvs(a.from_csv)
+        methods = list(dict.fromkeys(r["method"] for r in rows))
+        _print_summary(rows, methods)
+        return 0
     import torch
 
     torch.set_num_threads(a.threads)
@@ -129,11 +200,28 @@ def main(argv=None) -> int:
         nonfinite=a.nonfinite, max_test_rows=a.max_test_rows, llm=llm, out_csv=a.out,
         log=lambda s: print(s, flush=True),
     )
+    _print_summary(rows, methods)
+    print(f"\ntotal {time.time() - t0:.1f}s; rows in {a.out}", file=sys.stderr)
+    return 0
+
+
+def _print_summary(rows, methods) -> None:
     for metric in ("auroc", "aupr", "f1"):
         print(f"\n### {metric.upper()} (mean±std over seeds)\n")
         print(markdown_table(rows, metric, methods))
-    print(f"\ntotal {time.time() - t0:.1f}s; rows in {a.out}", file=sys.stderr)
-    return 0
+        ranks = mean_ranks(rows, methods, metric)
+        print("\nmean rank over datasets (1 = best): " + ", ".join(
+            f"{m} {r:.2f}" for m, r in sorted(ranks.items(), key=lambda kv: kv[1])))
+    if {"DiSPaT", "AnoLLM"} <= set(methods):
+        print("\n### Paired differences over (dataset, seed) splits\n")
+        print("| comparison | metric | n | mean Δ [95% t] | wins/ties/losses |\n|---|---|---|---|---|")
+        others = [m for m in methods if m not in ("DiSPaT",)]
+        for b in others:
+            for metric in ("auroc", "aupr"):
+                d = paired_difference(rows, "DiSPaT", b, metric)
+                if d["n"]:
+                    print(f"| DiSPaT − {b} | {metric} | {d['n']} | {d['mean']:+.3f} [{d['lo']:+.3f}, "
+                          f"{d['hi']:+.3f}] | {d['wins']}/{d['ties']}/{d['losses']} |")
 
 
 if __name__ == "__main__":

@@ -136,6 +136,7 @@ def dispat(
         splits, nonfinite=nonfinite,  # type: ignore[arg-type]
         llm=LLMSettings(lm, lm_config, dispat_config, binning, column_names),
         model_name=current_model_name,
+        share_warm_start="AnoLLM" in methods and "DiSPaT" in methods,
     )
     uses_llm = any(m in LLM_METHODS for m in methods)
     return Task(

@@ -1,53 +1,20 @@
-"""A tiny randomly initialised Llama and a BPE tokenizer trained on serialised rows, so the LM
-detectors' code paths run in a second without the embedded model."""
+"""Fixtures: the tiny LM of ``_tiny_lm`` and one torch thread."""
 
 from __future__ import annotations
 
 import pytest
 
-
-def _tiny_tokenizer():
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers, decoders
-    from transformers import PreTrainedTokenizerFast
-
-    corpus = [
-        f"{c} is {v:.1f}, {d} is {-v:.1f}, E is {v * 3:.1f}"
-        for c in "ABCDEFG" for d in "ABCDEFG" for v in (-2.5, -1.0, -0.3, 0.0, 0.4, 1.7, 12.3)
-    ]
-    tok = Tokenizer(models.BPE(unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=300, special_tokens=["<unk>", "<s>", "</s>", "<pad>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    tok.train_from_iterator(corpus, trainer)
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>"
-    )
+from tests.methods.dispat import _tiny_lm
 
 
 @pytest.fixture(scope="session")
 def tiny_tokenizer():
-    return _tiny_tokenizer()
+    return _tiny_lm.tiny_tokenizer()
 
 
 @pytest.fixture
 def tiny_lm_factory(tiny_tokenizer):
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    def factory():
-        torch.manual_seed(0)
-        config = LlamaConfig(
-            vocab_size=len(tiny_tokenizer), hidden_size=32, intermediate_size=64,
-            num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4,
-            max_position_embeddings=512, bos_token_id=tiny_tokenizer.bos_token_id,
-            eos_token_id=tiny_tokenizer.eos_token_id, pad_token_id=tiny_tokenizer.pad_token_id,
-        )
-        return LlamaForCausalLM(config), tiny_tokenizer
-
-    return factory
+    return _tiny_lm.tiny_lm_factory_for(tiny_tokenizer)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -84,3 +84,31 @@ def test_fresh_model_per_fit_and_errors(tiny_lm_factory):
         AnoLLMDetector(factory, TabularSerializer(), cfg).fit(np.zeros((0, 3)))
     with pytest.raises(ValueError, match="unknown f-divergence"):
         DiSPaTConfig(f_divergence="tv")
+
+
+def test_dispat_from_shared_anollm_warm_start_equals_its_own_fit(tiny_lm_factory):
+    # Full fine-tuning has no dropout noise, so loading AnoLLM's fine-tune (weights + RNG
+    # state) must give exactly the DiSPaT a from-scratch fit gives.
+    X_train, X_test, _ = _data(2)
+    cfg = DiSPaTConfig(lm=FAST, iterations=1, samples_per_iteration=4, steps_per_iteration=2, lr=1e-3)
+    own = DiSPaTDetector(tiny_lm_factory, TabularSerializer(), cfg).fit(X_train)
+    ano = AnoLLMDetector(tiny_lm_factory, TabularSerializer(), FAST).fit(X_train, keep_warm_start=True)
+    shared = DiSPaTDetector(tiny_lm_factory, TabularSerializer(), cfg).fit(X_train, warm_start=ano.warm_start_)
+    assert shared.report_.train_losses == own.report_.train_losses == ano.report_.train_losses
+    assert shared.history_ == own.history_
+    np.testing.assert_array_equal(shared.score_samples(X_test), own.score_samples(X_test))
+    assert shared.report_.extra["warm_start"] == "shared AnoLLM fit" and own.report_.extra["warm_start"] == "own"
+    assert shared.report_.fit_seconds >= ano.warm_start_.seconds
+
+
+def test_dispat_rejects_a_warm_start_from_other_settings(tiny_lm_factory):
+    X_train, _, _ = _data()
+    other = LMDetectorConfig(train_steps=2, batch_size=2, n_permutations=1)
+    ano = AnoLLMDetector(tiny_lm_factory, TabularSerializer(), other).fit(X_train, keep_warm_start=True)
+    cfg = DiSPaTConfig(lm=FAST, iterations=1, samples_per_iteration=2, steps_per_iteration=1)
+    with pytest.raises(ValueError, match="different config or training set"):
+        DiSPaTDetector(tiny_lm_factory, TabularSerializer(), cfg).fit(X_train, warm_start=ano.warm_start_)
+    with pytest.raises(ValueError, match="different config or training set"):
+        DiSPaTDetector(tiny_lm_factory, TabularSerializer(), DiSPaTConfig(lm=other)).fit(
+            X_train[:10], warm_start=ano.warm_start_
+        )
