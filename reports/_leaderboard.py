@@ -33,6 +33,11 @@ _NAN = math.nan
 # Metrics inspect adds beside a value; our bootstrap interval replaces them in the table.
 _AUX_METRICS = ("stderr",)
 _GENERIC_MEAN_METRICS = ("accuracy", "mean")
+# Part labels for schemas with ``split_rows_by``: the whole run, and samples without the field.
+POOLED_PART = "all"
+MISSING_PART = "(none)"
+# Task-argument names that select a dataset (reference rows are matched against their values).
+_DATASET_ARG_HINTS = ("dataset", "subset")
 
 
 @dataclass
@@ -80,6 +85,10 @@ class Row:
     settings: dict[str, str]
     scorer: str | None  # methods_from_scorers: the scorer this row reads
     method_key: str | None = None  # {method} templates: the method substituted into keys
+    # split_rows_by: the part this row shows (POOLED_PART for the whole run); None: no split
+    part: str | None = None
+    run_parts: tuple[str, ...] = ()  # every part of this row's run (empty: no split)
+    is_slice: bool = False  # True: cells come from a part's samples only, never the log header
     cells: dict[str, Cell] = field(default_factory=dict)
     comparisons: dict[str, Comparison] = field(default_factory=dict)
     samples: int = 0
@@ -99,6 +108,8 @@ class Row:
         if self.method:
             parts.append(self.method)
         parts.extend(f"{k}={v}" for k, v in self.settings.items())
+        if self.part is not None:
+            parts.append(self.part)
         return " · ".join(parts)
 
 
@@ -447,6 +458,51 @@ def _covered_keys(run: Run, schema: LeaderboardSchema) -> set[str]:
     return keys
 
 
+def _partition(
+    samples: list[SampleRow], path: str, scorer: str | None
+) -> dict[str, list[SampleRow]]:
+    """Samples grouped by their value at ``path`` (sorted; MISSING_PART last)."""
+    parts: dict[str, list[SampleRow]] = {}
+    for s in samples:
+        try:
+            raw = lookup(s, path, scorer)
+        except KeyError:
+            raw = None
+        name = MISSING_PART if raw is None or raw == "" else _fmt_arg(raw)
+        parts.setdefault(name, []).append(s)
+    return dict(sorted(parts.items(), key=lambda kv: (kv[0] == MISSING_PART, kv[0])))
+
+
+def _row_parts(
+    samples: list[SampleRow], schema: LeaderboardSchema, scorer: str | None
+) -> list[tuple[str | None, list[SampleRow], bool, tuple[str, ...]]]:
+    """(part, its samples, is_slice, all parts of the run) for each row a run spec yields."""
+    if schema.split_rows_by is None:
+        return [(None, samples, False, ())]
+    parts = _partition(samples, schema.split_rows_by, scorer)
+    names = tuple(parts)
+    if len(parts) == 1:
+        # One part is the whole run: a single row, named by its part (no duplicate pooled row).
+        return [(names[0], samples, False, names)]
+    out: list[tuple[str | None, list[SampleRow], bool, tuple[str, ...]]] = [
+        (POOLED_PART, samples, False, names)
+    ]
+    out.extend((name, rows, True, names) for name, rows in parts.items())
+    return out
+
+
+def _split_note(schema: LeaderboardSchema) -> str:
+    return (
+        f"rows split by '{schema.split_rows_by}': beside each run's pooled row (part "
+        f"'{POOLED_PART}', the log's own metrics) there is one row per value of that field, its "
+        "cells and intervals computed from that part's samples only; metrics that exist only as "
+        f"run-level results show as — for parts. Samples without the field form part "
+        f"'{MISSING_PART}'. Comparisons pair each part with the baseline's same part (p (Holm) "
+        "adjusts over all of them); a part row shows only paper numbers whose dataset names "
+        "that part, and a pooled row never shows a paper number for one of its parts."
+    )
+
+
 def _count_outcomes(row: Row, samples: list[SampleRow], schema: LeaderboardSchema) -> None:
     row.samples = len(samples)
     scorer_names = [row.scorer] if row.scorer else None
@@ -525,13 +581,17 @@ def build_leaderboard(
         else:
             specs = [(method, None, None)]
         for row_method, scorer, method_key in specs:
-            row = Row(run=run, model=run.model, method=row_method or "", settings=settings,
-                      scorer=scorer, method_key=method_key, sample_rows=samples)
-            _count_outcomes(row, samples, schema)
-            for metric in metrics:
-                _fill_cell(row, metric, samples, n_boot, seed)
-            rows.append(row)
+            for part, part_samples, is_slice, run_parts in _row_parts(samples, schema, scorer):
+                row = Row(run=run, model=run.model, method=row_method or "", settings=settings,
+                          scorer=scorer, method_key=method_key, part=part, run_parts=run_parts,
+                          is_slice=is_slice, sample_rows=part_samples)
+                _count_outcomes(row, part_samples, schema)
+                for metric in metrics:
+                    _fill_cell(row, metric, part_samples, n_boot, seed)
+                rows.append(row)
 
+    if any(r.is_slice for r in rows):
+        notes.append(_split_note(schema))
     lb = Leaderboard(task=task, schema=schema, metrics=metrics, rows=rows, notes=notes,
                      reference=reference)
     _compare(lb, baseline, n_boot, seed)
@@ -565,8 +625,10 @@ def _fill_cell(
             scorer, key = s, f"{s}/{name}"
             break
     cell = Cell()
-    if key and key in run.metrics:
-        cell.value = run.metrics[key]
+    logged = bool(key and key in run.metrics)
+    # A part's cells come from its own samples: the log's value is for the whole run.
+    if logged and not row.is_slice:
+        cell.value = run.metrics[key]  # type: ignore[index]
     spec = IntervalSpec(
         kind=metric.interval.kind,
         value=_subst(metric.interval.value, row.method_key),
@@ -582,7 +644,8 @@ def _fill_cell(
         cell.low, cell.high, cell.n, cell.interval = ci.low, ci.high, len(vals.keys), method
         if not cell.present:
             cell.value = ci.estimate
-            note = (note + "; " if note else "") + "value computed from per-sample scores"
+            if not row.is_slice:  # for parts this is the rule (stated once in the notes)
+                note = (note + "; " if note else "") + "value computed from per-sample scores"
         elif math.isfinite(ci.estimate) and not math.isclose(
             ci.estimate, cell.value, rel_tol=1e-6, abs_tol=1e-9
         ):
@@ -594,6 +657,8 @@ def _fill_cell(
             row.roc[metric.id] = (fpr, tpr)
     elif metric.interval.kind != "none" and cell.present and note:
         note = f"no interval: {note}"
+    elif row.is_slice and logged and metric.interval.kind == "none":
+        note = "only a run-level value in the log (no per-sample path): not shown for parts"
     if not cell.present and metric.from_schema:
         note = note or f"'{_subst(metric.key, row.method_key)}' not in this log"
     cell.note = note
@@ -624,6 +689,8 @@ def _compare(lb: Leaderboard, baseline: str | None, n_boot: int, seed: int) -> N
         for other in lb.rows:
             if other is row:
                 continue
+            if other.part != row.part:  # a part is compared with the baseline's same part
+                continue
             if mode == "model":
                 if (_row_matches_model(other, baseline) and other.method == row.method
                         and other.settings == row.settings):
@@ -639,7 +706,8 @@ def _compare(lb: Leaderboard, baseline: str | None, n_boot: int, seed: int) -> N
             continue
         base = partner(row)
         if base is None:
-            row.notes.append(f"no baseline row ({lb.baseline}) with the same settings")
+            what = "settings" if row.part is None else "settings and part"
+            row.notes.append(f"no baseline row ({lb.baseline}) with the same {what}")
             continue
         for metric in lb.metrics:
             a, b = row.per_sample.get(metric.id), base.per_sample.get(metric.id)
@@ -685,9 +753,7 @@ def _match_reference(lb: Leaderboard) -> None:
         ours: list[tuple[str, Cell]] = []
         if metric is not None:
             for row in lb.rows:
-                if r.method and _norm(row.method) != _norm(r.method):
-                    continue
-                if r.dataset and not _row_has_dataset(row, r.dataset):
+                if not _row_matches_ref(row, r):
                     continue
                 cell = row.cells.get(metric.id)
                 if cell is not None and cell.present:
@@ -698,23 +764,43 @@ def _match_reference(lb: Leaderboard) -> None:
         )
 
 
+def _is_dataset_arg(name: str) -> bool:
+    low = name.lower()
+    return any(hint in low for hint in _DATASET_ARG_HINTS)
+
+
 def _row_has_dataset(row: Row, dataset: str) -> bool:
+    """Whether ``row`` measures the paper's ``dataset`` (by its part, else its task arguments)."""
+    want = _norm(dataset)
+    if row.is_slice:
+        return _norm(row.part) == want
+    parts = {_norm(p) for p in row.run_parts}
+    if len(parts) > 1 and want in parts:
+        # The pooled row mixes this dataset with others; the part row carries its number.
+        return False
+    if len(parts) == 1 and want in parts:
+        return True
     args = row.run.task_args
     values = {_norm(_fmt_arg(v)) for v in args.values()}
-    if _norm(dataset) in values:
+    if want in values:
         return True
-    # A run without any dataset-like argument cannot contradict the paper's dataset.
-    return not any("dataset" in k for k in args)
+    # A run without any dataset-like argument cannot contradict the paper's dataset; one with
+    # such an argument set to something else (e.g. subset=both) does.
+    return not any(_is_dataset_arg(k) for k in args)
+
+
+def _row_matches_ref(row: Row, ref: ReferenceRow) -> bool:
+    if ref.method and _norm(row.method) != _norm(ref.method):
+        return False
+    if ref.dataset:
+        return _row_has_dataset(row, ref.dataset)
+    # A number for the paper's whole setting belongs beside whole runs, not beside a part.
+    return not row.is_slice
 
 
 def reference_for_row(lb: Leaderboard, row: Row, metric: MetricSpec) -> ReferenceMatch | None:
     """The first reference number for this row's method and ``metric`` (for the table column)."""
     for m in lb.reference_matches:
-        if m.metric_id != metric.id:
-            continue
-        if m.ref.method and _norm(m.ref.method) != _norm(row.method):
-            continue
-        if m.ref.dataset and not _row_has_dataset(row, m.ref.dataset):
-            continue
-        return m
+        if m.metric_id == metric.id and _row_matches_ref(row, m.ref):
+            return m
     return None

@@ -93,7 +93,8 @@ def _drop_pairs(lb: Leaderboard, spec: PlotSpec) -> list[tuple[str, float, float
             if b.present and a.present:
                 out.append((r.label, b.value, a.value))
         return out
-    for r in lb.rows:
+    # Parts are slices of a pooled row already drawn here (its groups come from the samples).
+    for r in (r for r in lb.rows if not r.is_slice):
         before, _ = column(r.sample_rows, spec.before or "", r.scorer)
         after, _ = column(r.sample_rows, spec.after or "", r.scorer)
         groups = raw_column(r.sample_rows, spec.group, r.scorer) if spec.group else {}

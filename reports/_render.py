@@ -64,6 +64,7 @@ def _row_view(lb: Leaderboard, row: Row, notes: dict[str, int]) -> dict[str, Any
     out: dict[str, Any] = {
         "model": row.model,
         "method": row.method,
+        "part": row.part if row.part is not None else DASH,
         "settings": list(row.settings.values()),
         "cells": cells,
         "samples": row.samples,
@@ -135,6 +136,7 @@ def board_view(lb: Leaderboard, plots: list[Plot]) -> dict[str, Any]:
         "baseline": lb.baseline,
         "metrics": lb.metrics,
         "setting_names": list(lb.rows[0].settings) if lb.rows else [],
+        "part_name": _part_header(lb),
         "rows": rows,
         "headline_display": head.display if head else "",
         "has_comparisons": any(r.comparisons for r in lb.rows),
@@ -144,6 +146,13 @@ def board_view(lb: Leaderboard, plots: list[Plot]) -> dict[str, Any]:
         "plots": plots,
         "notes": footnotes + row_notes + lb.notes + list(ref_notes),
     }
+
+
+def _part_header(lb: Leaderboard) -> str:
+    """Header of the part column ("" when no row is split), named after the split field."""
+    if lb.schema.split_rows_by is None or all(r.part is None for r in lb.rows):
+        return ""
+    return f"Part ({lb.schema.split_rows_by.rsplit('.', 1)[-1]})"
 
 
 def _run_view(run: Run) -> dict[str, Any]:
@@ -213,6 +222,8 @@ def render_markdown(
         if v["description"]:
             out += [v["description"], ""]
         header = ["Model", "Method", *v["setting_names"]]
+        if v["part_name"]:
+            header.append(v["part_name"])
         header += [m.display for m in v["metrics"]]
         if v["has_comparisons"]:
             header.append(f"Δ {v['headline_display']} vs baseline")
@@ -226,7 +237,10 @@ def render_markdown(
                 + (f" [{c['note_id']}]" if c["note"] else "")
                 for c in r["cells"]
             ]
-            row = [r["model"], r["method"] or DASH, *r["settings"], *cells]
+            row = [r["model"], r["method"] or DASH, *r["settings"]]
+            if v["part_name"]:
+                row.append(r["part"])
+            row += cells
             if v["has_comparisons"]:
                 row.append(r["delta"] + (f" p={r['delta_p']}" if r["delta_p"] else ""))
             if v["has_paper"]:
@@ -272,7 +286,7 @@ def render_markdown(
 
 
 CSV_COLUMNS = [
-    "task", "model", "method", "settings", "metric_id", "metric", "direction", "value",
+    "task", "model", "method", "settings", "part", "metric_id", "metric", "direction", "value",
     "ci_low", "ci_high", "interval", "n", "samples", "scored", "model_failures",
     "infra_errors", "baseline_row", "delta", "delta_low", "delta_high", "p_value", "p_holm",
     "paired_test", "n_paired", "paper_value", "paper_model", "note", "log",
@@ -297,6 +311,7 @@ def write_csv(path: Path, boards: list[Leaderboard]) -> None:
                     writer.writerow({
                         "task": lb.task, "model": row.model, "method": row.method,
                         "settings": json.dumps(row.settings, sort_keys=True),
+                        "part": row.part if row.part is not None else "",
                         "metric_id": m.id, "metric": m.display, "direction": m.direction,
                         "value": _num(cell.value if cell else None),
                         "ci_low": _num(cell.low if cell else None),

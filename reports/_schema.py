@@ -90,6 +90,8 @@ class LeaderboardSchema:
     failure_keys: tuple[str, ...] = ("failure",)  # score metadata keys marking a model failure
     metrics: tuple[MetricSpec, ...] = ()
     plots: tuple[PlotSpec, ...] = ()
+    # Per-sample path (e.g. "metadata.subset"): each run also gets one row per distinct value.
+    split_rows_by: str | None = None
     source: str = "generic"  # the schema file, or "generic"
 
     @property
@@ -168,6 +170,35 @@ def _parse_metric(raw: Any, where: str) -> MetricSpec:
     )
 
 
+_SAMPLE_PATH_HINT = "metadata.<key>, score.<scorer>.<field>[.<key>], target or id"
+
+
+def _parse_split(raw: Any, where: str) -> str | None:
+    """``split_rows_by``: a per-sample path naming the field whose values partition a run."""
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not raw.strip():
+        raise SchemaError(
+            f"{where}: 'split_rows_by' must be a per-sample path ({_SAMPLE_PATH_HINT}), "
+            f"got {raw!r}"
+        )
+    path = raw.strip()
+    parts = path.split(".")
+    # The same shapes `_samples.lookup` accepts; checked here so a typo fails at load time
+    # instead of silently putting every sample into the "(none)" part.
+    ok = (
+        (parts[0] == "metadata" and len(parts) >= 2)
+        or (parts[0] == "score" and len(parts) >= 3)
+        or (parts[0] in ("target", "id") and len(parts) == 1)
+    ) and all(parts) and "{method}" not in path
+    if not ok:
+        raise SchemaError(
+            f"{where}: 'split_rows_by' {raw!r} is not a per-sample path; expected "
+            f"{_SAMPLE_PATH_HINT} (e.g. 'metadata.subset')"
+        )
+    return path
+
+
 def _parse_plot(raw: Any, where: str, metric_ids: set[str]) -> PlotSpec:
     if not isinstance(raw, dict):
         raise SchemaError(f"{where}: a plot must be a mapping")
@@ -193,7 +224,7 @@ def parse_schema(data: Any, source: str) -> LeaderboardSchema:
         raise SchemaError(f"{source}: a schema must be a mapping")
     known = {
         "task", "title", "description", "method_args", "methods_from_scorers",
-        "baseline_method", "failure_keys", "metrics", "plots",
+        "baseline_method", "failure_keys", "metrics", "plots", "split_rows_by",
     }
     unknown = set(data) - known
     if unknown:
@@ -221,6 +252,7 @@ def parse_schema(data: Any, source: str) -> LeaderboardSchema:
         failure_keys=tuple(data.get("failure_keys") or ("failure",)),
         metrics=metrics,
         plots=plots,
+        split_rows_by=_parse_split(data.get("split_rows_by"), source),
         source=source,
     )
 

@@ -158,3 +158,97 @@ def build_log_dir(root: Path) -> dict[str, Path]:
 def copy_log_dir(src: Path, dst: Path) -> Path:
     shutil.copytree(src, dst)
     return dst
+
+
+# ---------------------------------------------------------------- correct-like runs (split rows)
+
+# Which trajectories each method localises correctly (step, agent), by subset and index.
+CORRECT_PLAN: dict[str, dict[str, dict[str, set[int]]]] = {
+    "all_at_once": {
+        "algorithm_generated": {"step": {0, 1, 2, 3}, "agent": {0, 1, 2, 3, 4, 5}},
+        "hand_crafted": {"step": {0}, "agent": {0, 1, 2}},
+    },
+    "step_by_step": {
+        "algorithm_generated": {"step": set(range(8)), "agent": set(range(10))},
+        "hand_crafted": {"step": {0, 1, 2, 3}, "agent": {0}},
+    },
+    "random": {
+        "algorithm_generated": {"step": {9}, "agent": {8, 9}},
+        "hand_crafted": {"step": set(), "agent": {4}},
+        # One trajectory whose sample has no "subset" metadata: the "(none)" part.
+        "": {"step": {0}, "agent": {0}},
+    },
+    "binary_search": {"hand_crafted": {"step": {1, 2}, "agent": {0, 1, 2, 3}}},
+}
+CORRECT_SIZES = {"algorithm_generated": 10, "hand_crafted": 5, "": 1}
+GOLD_STEP = 3
+
+
+def correct_tokens(subset: str, i: int) -> float:
+    """Tokens spent on trajectory i of a subset (same for every method)."""
+    return {"algorithm_generated": 100.0 + 10 * i, "hand_crafted": 300.0 + 20 * i}.get(subset, 50.0)
+
+
+@metric
+def total():
+    def compute(scores) -> float:
+        return float(sum(getattr(s, "score", s).as_float() for s in scores))
+
+    return compute
+
+
+@scorer(metrics=[total()])
+def budget():
+    """A scorer whose only metric is run-level (no per-sample path in the correct schema)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        return Score(value=1.0)
+
+    return score
+
+
+@solver
+def planned_localiser(method: str):
+    """Writes the prediction the plan dictates, as CORRECT's solvers do, without a model call."""
+
+    async def solve(state: TaskState, generate_fn: Generate) -> TaskState:
+        subset = state.metadata.get("subset", "")
+        i = int(str(state.sample_id).rpartition("/")[2])
+        plan = CORRECT_PLAN[method][subset]
+        state.metadata["localisation"] = {
+            "agent": "Coder" if i in plan["agent"] else "Planner",
+            "step": GOLD_STEP if i in plan["step"] else GOLD_STEP + 5,
+            "tokens": correct_tokens(subset, i),
+            "seconds": 1.0,
+        }
+        return state
+
+    return solve
+
+
+@task
+def correct_toy(method: str = "all_at_once", subset: str = "both") -> Task:
+    from scorers.localisation import localisation_scorer
+
+    samples = []
+    for name in CORRECT_PLAN[method]:
+        for i in range(CORRECT_SIZES[name]):
+            meta = {"mistake_agent": "Coder", "mistake_step": GOLD_STEP}
+            if name:
+                meta["subset"] = name
+            samples.append(Sample(id=f"{name or 'extra'}/{i}", input="trajectory", metadata=meta))
+    # Named "correct" so the packaged correct schema (split_rows_by: metadata.subset) applies.
+    return Task(dataset=MemoryDataset(samples), solver=planned_localiser(method),
+                scorer=[localisation_scorer(), budget()], name="correct", version=1)
+
+
+def build_correct_log_dir(root: Path) -> dict[str, Path]:
+    """Four correct-like runs: three with subset=both, one with subset=hand_crafted only."""
+    root.mkdir(parents=True, exist_ok=True)
+    model = get_model("scripted/gpt-toy", reply="unused")
+    runs = {"all_at_once": "both", "step_by_step": "both", "random": "both",
+            "binary_search": "hand_crafted"}
+    return {
+        method: _run(correct_toy(method=method, subset=subset), model, root)
+        for method, subset in runs.items()
+    }

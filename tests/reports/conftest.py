@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _toy_logs import build_log_dir  # noqa: E402
+from _toy_logs import build_correct_log_dir, build_log_dir  # noqa: E402
 
 DET_SCHEMA = """
 task: det_toy
@@ -75,3 +75,40 @@ def toy_report(toy_logs, toy_schema_dir, toy_reference_dir, tmp_path_factory):
         root, out, baseline="scripted/weak", n_boot=500,
         schema_dir=toy_schema_dir, reference_dirs=[toy_reference_dir],
     )
+
+
+# Paper numbers for the correct-like runs: per subset, plus one without a dataset.
+CORRECT_REFERENCE = """
+paper: "Toy CORRECT paper"
+source: "Table 1"
+rows:
+  - {model: "GPT-4o", method: "all_at_once", dataset: "algorithm_generated", metric: "step_accuracy", value: 0.125}
+  - {model: "GPT-4o", method: "all_at_once", dataset: "hand_crafted", metric: "step_accuracy", value: 0.0526}
+  - {model: "GPT-4o", method: "binary_search", dataset: "hand_crafted", metric: "step_accuracy", value: 0.069}
+  - {model: "GPT-4o", method: "binary_search", dataset: "algorithm_generated", metric: "step_accuracy", value: 0.2398}
+  - {model: "GPT-4o", method: "all_at_once", metric: "agent_accuracy", value: 0.55}
+"""
+
+
+@pytest.fixture(scope="session")
+def correct_logs(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
+    root = tmp_path_factory.mktemp("correct_logs") / "logs"
+    return root, build_correct_log_dir(root)
+
+
+@pytest.fixture(scope="session")
+def correct_reference_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("correct_tasks")
+    (d / "correct").mkdir()
+    (d / "correct" / "reference.yaml").write_text(CORRECT_REFERENCE)
+    return d
+
+
+@pytest.fixture(scope="session")
+def correct_report(correct_logs, correct_reference_dir, tmp_path_factory):
+    """The packaged correct schema (split_rows_by: metadata.subset) on the correct-like runs."""
+    from reports import build_report
+
+    root, _ = correct_logs
+    out = tmp_path_factory.mktemp("correct_out")
+    return build_report(root, out, n_boot=500, reference_dirs=[correct_reference_dir])

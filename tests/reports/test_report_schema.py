@@ -50,11 +50,23 @@ def test_parse_defaults():
         (_minimal(metrics=[{"id": "a", "key": "k", "interval": {"kind": "binary", "value": "v",
                                                               "where": "nope"}}]), "where"),
         ([1, 2], "must be a mapping"),
+        (_minimal(split_rows_by="subset"), r"x.yaml: 'split_rows_by' 'subset' is not a per-sample"),
+        (_minimal(split_rows_by="metadata."), "not a per-sample path"),
+        (_minimal(split_rows_by="score.localisation_scorer"), "not a per-sample path"),
+        (_minimal(split_rows_by="target.x"), "not a per-sample path"),
+        (_minimal(split_rows_by=["metadata.subset"]), "'split_rows_by' must be a per-sample path"),
+        (_minimal(split_rows_by=""), "'split_rows_by' must be a per-sample path"),
     ],
 )
 def test_parse_errors_name_the_place(bad, match):
     with pytest.raises(SchemaError, match=match):
         parse_schema(bad, "x.yaml")
+
+
+@pytest.mark.parametrize(
+    "path", ["metadata.subset", "score.localisation_scorer.value.step", "target", "id", None])
+def test_split_rows_by_accepts_sample_paths(path):
+    assert parse_schema(_minimal(split_rows_by=path), "x.yaml").split_rows_by == path
 
 
 def test_load_schema_checks_task_name(tmp_path):
