@@ -69,3 +69,5 @@ def test_dispat_reuses_the_anollm_fine_tune_of_its_split(monkeypatch):
     assert results[False]["DiSPaT"].diagnostics["warm_start"] == "own"
     np.testing.assert_array_equal(results[True]["DiSPaT"].scores, results[False]["DiSPaT"].scores)
     np.testing.assert_array_equal(results[True]["AnoLLM"].scores, results[False]["AnoLLM"].scores)
+    # DiSPaT's fit time includes the fine-tune it borrowed.
+    assert results[True]["DiSPaT"].fit_seconds > results[True]["AnoLLM"].fit_seconds
