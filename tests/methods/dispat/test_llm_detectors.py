@@ -112,3 +112,26 @@ def test_dispat_rejects_a_warm_start_from_other_settings(tiny_lm_factory):
         DiSPaTDetector(tiny_lm_factory, TabularSerializer(), DiSPaTConfig(lm=other)).fit(
             X_train[:10], warm_start=ano.warm_start_
         )
+
+
+@pytest.mark.parametrize("finetune", ["full", "lora"])
+def test_dispat_with_zero_iterations_on_a_shared_warm_start_is_anollm(tiny_lm_factory, finetune, monkeypatch):
+    # No self-play: the loaded fine-tune must score exactly as the AnoLLM it came from (for LoRA
+    # this checks the adapter weights survive the state-dict hand-over into a fresh peft model),
+    # and DiSPaT must not fine-tune again.
+    from dataclasses import replace
+
+    import methods.dispat._dispat as dispat_mod
+
+    X_train, X_test, _ = _data(3)
+    lm = replace(FAST, finetune=finetune, train_steps=5)
+    ano = AnoLLMDetector(tiny_lm_factory, TabularSerializer(), lm).fit(X_train, keep_warm_start=True)
+
+    def no_finetune(*args, **kwargs):
+        raise AssertionError("DiSPaT fine-tuned again despite the warm start")
+
+    monkeypatch.setattr(dispat_mod, "supervised_finetune", no_finetune)
+    dis = DiSPaTDetector(tiny_lm_factory, TabularSerializer(), DiSPaTConfig(lm=lm, iterations=0)).fit(
+        X_train, warm_start=ano.warm_start_
+    )
+    np.testing.assert_allclose(dis.score_samples(X_test), ano.score_samples(X_test), rtol=1e-6)
