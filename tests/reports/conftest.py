@@ -57,12 +57,17 @@ def toy_schema_dir(tmp_path_factory) -> Path:
     return d
 
 
+def _reference_dir(tmp_path_factory, task: str, text: str) -> Path:
+    """A tasks/-like folder holding ``<task>/reference.yaml``."""
+    d = tmp_path_factory.mktemp(f"{task}_tasks")
+    (d / task).mkdir()
+    (d / task / "reference.yaml").write_text(text)
+    return d
+
+
 @pytest.fixture(scope="session")
 def toy_reference_dir(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("tasks")
-    (d / "det_toy").mkdir()
-    (d / "det_toy" / "reference.yaml").write_text(DET_REFERENCE)
-    return d
+    return _reference_dir(tmp_path_factory, "det_toy", DET_REFERENCE)
 
 
 @pytest.fixture(scope="session")
@@ -98,10 +103,7 @@ def correct_logs(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
 
 @pytest.fixture(scope="session")
 def correct_reference_dir(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("correct_tasks")
-    (d / "correct").mkdir()
-    (d / "correct" / "reference.yaml").write_text(CORRECT_REFERENCE)
-    return d
+    return _reference_dir(tmp_path_factory, "correct", CORRECT_REFERENCE)
 
 
 @pytest.fixture(scope="session")
