@@ -50,6 +50,12 @@ test: $(STAMP)
 	@mkdir -p .cache
 	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS)
 
+# ruff (rules in pyproject.toml), the formatter's check, and mypy on methods/ scorers/ harness/.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
 bench: $(STAMP)
 	@for f in bench/*.py; do echo "== $$f"; $(TEST_ENV) $(PY) $$f || exit 1; done
 

@@ -71,7 +71,10 @@ def _localisation_call_ms() -> tuple[float, str]:
         from methods.correct import LocaliserConfig, Step, Trajectory, all_at_once
 
         lm = WhiteBoxLM.shared("default")
-        steps = tuple(Step(i, f"Agent{i % 3}", f"Agent{i % 3}", "Some reasoning about the task. " * 30) for i in range(8))
+        steps = tuple(
+            Step(i, f"Agent{i % 3}", f"Agent{i % 3}", "Some reasoning about the task. " * 30)
+            for i in range(8)
+        )
         t = Trajectory("bench", "What is the answer?", steps, "42", "Agent1", 1)
 
         def gen(messages):
@@ -80,7 +83,9 @@ def _localisation_call_ms() -> tuple[float, str]:
 
         start = time.perf_counter()
         asyncio.run(all_at_once(t, gen, LocaliserConfig(max_prompt_tokens=2048)))
-        return (time.perf_counter() - start) * 1000, "measured (embedded SmolLM2, 2048-token prompt, 64 new tokens)"
+        return (
+            time.perf_counter() - start
+        ) * 1000, "measured (embedded SmolLM2, 2048-token prompt, 64 new tokens)"
     measured = os.environ.get("BENCH_CORRECT_CALL_S")
     if measured:  # e.g. the s/trajectory of an eval log (tasks/correct/README.md)
         return float(measured) * 1000, f"given: BENCH_CORRECT_CALL_S={measured}"
@@ -99,14 +104,22 @@ def main() -> None:
         print(f"{n:>9} {k:>3} {ms:>12.3f} {bare:>15.3f} {ms / bare:>6.1f}x")
     worst = max(lat[(10_000, 1)][0], lat[(10_000, 10)][0])
     print(f"goal <= 5 ms/query at 10k: {'PASS' if worst <= 5 else 'FAIL'} ({worst:.3f} ms)")
-    print(f"query embedding (MiniLM, one new trajectory): {embed_ms:.1f} ms" if embed_ms is not None else "query embedding: MiniLM not installed")
+    print(
+        f"query embedding (MiniLM, one new trajectory): {embed_ms:.1f} ms"
+        if embed_ms is not None
+        else "query embedding: MiniLM not installed"
+    )
     print(f"localisation call: {call_ms:.0f} ms ({how})")
-    print(f"retrieval share of localisation time: {worst / (worst + call_ms) * 100:.3f}% (goal <= 2 %: "
-          f"{'PASS' if worst / (worst + call_ms) <= 0.02 else 'FAIL'})")
+    print(
+        f"retrieval share of localisation time: {worst / (worst + call_ms) * 100:.3f}% (goal <= 2 %: "
+        f"{'PASS' if worst / (worst + call_ms) <= 0.02 else 'FAIL'})"
+    )
     if embed_ms is not None:
         both = worst + embed_ms
-        print(f"with embedding a new trajectory: {both / (both + call_ms) * 100:.2f}% "
-              "(Who&When pool trajectories are embedded once when the cache is built)")
+        print(
+            f"with embedding a new trajectory: {both / (both + call_ms) * 100:.2f}% "
+            "(Who&When pool trajectories are embedded once when the cache is built)"
+        )
 
 
 if __name__ == "__main__":

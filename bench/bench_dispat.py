@@ -10,7 +10,6 @@ detector's. ``python bench/bench_dispat.py [dataset] [train_steps]``.
 from __future__ import annotations
 
 import sys
-import time
 
 import torch
 
@@ -29,28 +28,44 @@ def main() -> int:
     except DatasetNotFoundError:
         ds = resolve_dataset("wbc")
     lm_cfg = LMDetectorConfig(train_steps=steps, batch_size=4, max_train_rows=64, n_permutations=1)
-    llm = LLMSettings("default", lm_cfg, DiSPaTConfig(lm=lm_cfg, iterations=1, samples_per_iteration=4,
-                                                       steps_per_iteration=2), "standard", "letters")
+    llm = LLMSettings(
+        "default",
+        lm_cfg,
+        DiSPaTConfig(lm=lm_cfg, iterations=1, samples_per_iteration=4, steps_per_iteration=2),
+        "standard",
+        "letters",
+    )
     full = {(ds.name, 0): make_split(ds, 0)}
     small = {(ds.name, 0): make_split(ds, 0, max_test_rows=40)}
     results = {}
     for method in PYOD_DETECTORS:
-        r = DetectorRunner(full, nonfinite="fail", llm=llm, model_name=lambda: "default")._run(ds.name, 0, method)
-        results[method] = (r.fit_seconds, len(full[(ds.name, 0)].y_test) / max(r.score_seconds, 1e-9), r.error)
+        r = DetectorRunner(full, nonfinite="fail", llm=llm, model_name=lambda: "default")._run(
+            ds.name, 0, method
+        )
+        results[method] = (
+            r.fit_seconds,
+            len(full[(ds.name, 0)].y_test) / max(r.score_seconds, 1e-9),
+            r.error,
+        )
     for method in ("AnoLLM", "DiSPaT"):
-        t = time.perf_counter()
-        r = DetectorRunner(small, nonfinite="fail", llm=llm, model_name=lambda: "default")._run(ds.name, 0, method)
+        r = DetectorRunner(small, nonfinite="fail", llm=llm, model_name=lambda: "default")._run(
+            ds.name, 0, method
+        )
         results[method] = (r.fit_seconds, 40 / max(r.score_seconds, 1e-9), r.error)
     ok = {m: v for m, v in results.items() if m in PYOD_DETECTORS and v[2] is None}
     fastest = max(ok, key=lambda m: ok[m][1])
-    print(f"dataset {ds.name}: n_train={len(full[(ds.name, 0)].X_train)} n_test={len(full[(ds.name, 0)].y_test)} "
-          f"(LLM methods: 40 test rows, {steps} train steps, 1 permutation, threads={torch.get_num_threads()})")
+    print(
+        f"dataset {ds.name}: n_train={len(full[(ds.name, 0)].X_train)} n_test={len(full[(ds.name, 0)].y_test)} "
+        f"(LLM methods: 40 test rows, {steps} train steps, 1 permutation, threads={torch.get_num_threads()})"
+    )
     print(f"{'method':<10}{'fit s':>10}{'rows/s':>14}{'rows/s ratio':>16}{'fit ratio':>12}")
     for m, (fit_s, rps, err) in results.items():
         if err:
             print(f"{m:<10} failed: {err}")
             continue
-        print(f"{m:<10}{fit_s:>10.3f}{rps:>14.1f}{rps / ok[fastest][1]:>16.2e}{fit_s / max(ok[fastest][0], 1e-9):>12.1f}")
+        print(
+            f"{m:<10}{fit_s:>10.3f}{rps:>14.1f}{rps / ok[fastest][1]:>16.2e}{fit_s / max(ok[fastest][0], 1e-9):>12.1f}"
+        )
     print(f"reference (ratio 1): fastest PyOD scorer = {fastest}")
     return 0
 

@@ -26,7 +26,10 @@ async def raw_loop(base_url: str, model: str, concurrency: int) -> tuple[float, 
     async def one(prompt: str) -> int:
         async with gate:
             reply = await client.chat.completions.create(
-                model=model, messages=[{"role": "user", "content": prompt}], max_tokens=MAX_TOKENS, temperature=0
+                model=model,
+                messages=[{"role": "user", "content": prompt}],
+                max_tokens=MAX_TOKENS,
+                temperature=0,
             )
             return reply.usage.completion_tokens
 
@@ -53,12 +56,16 @@ def main() -> None:
                 order = ("raw", "inspect") if rep % 2 == 0 else ("inspect", "raw")
                 for kind in order:
                     if kind == "raw":
-                        raw.append(asyncio.run(raw_loop(server.base_url, server.served_model_name, c))[0])
+                        raw.append(
+                            asyncio.run(raw_loop(server.base_url, server.served_model_name, c))[0]
+                        )
                     else:
                         with tempfile.TemporaryDirectory() as logs:
                             ins.append(inspect_throughput(model, PROMPTS, c, logs)[0])
             r, i = statistics.median(raw), statistics.median(ins)
-            print(f"P1 c={c:>2}: raw {r:7.1f} tok/s  harness {i:7.1f} tok/s  ratio {i / r:.3f}  (goal >= 0.90 at c=16)")
+            print(
+                f"P1 c={c:>2}: raw {r:7.1f} tok/s  harness {i:7.1f} tok/s  ratio {i / r:.3f}  (goal >= 0.90 at c=16)"
+            )
     sys.stdout.flush()
 
 

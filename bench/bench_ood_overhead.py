@@ -35,17 +35,23 @@ def main() -> None:
     lm = WhiteBoxLM.shared("default")
     head = LMHead.from_whitebox(lm)
     detectors = [make_detector(s).fit(head) for s in DEFAULT_DETECTORS]
-    prompts = [lm.chat_prompt(generated_record_to_sample(r).input)
-               for r in generate_records(n_prompts, seed=1)]
+    prompts = [
+        lm.chat_prompt(generated_record_to_sample(r).input)
+        for r in generate_records(n_prompts, seed=1)
+    ]
     lm.generate(prompts[:1], 4, record=True)  # warm-up
 
     def plain() -> int:
-        return sum(len(g.token_ids) for g in lm.generate(prompts, max_tokens, record=False,
-                                                         batch_size=batch))
+        return sum(
+            len(g.token_ids)
+            for g in lm.generate(prompts, max_tokens, record=False, batch_size=batch)
+        )
 
     def record() -> int:
-        return sum(len(g.token_ids) for g in lm.generate(prompts, max_tokens, record=True,
-                                                         batch_size=batch))
+        return sum(
+            len(g.token_ids)
+            for g in lm.generate(prompts, max_tokens, record=True, batch_size=batch)
+        )
 
     score_time = [0.0]
 
@@ -78,16 +84,27 @@ def main() -> None:
     med = {m: statistics.median(v) for m, v in per_token.items()}
     cpu = {m: statistics.median(v) for m, v in cpu_per_token.items()}
     score_med = statistics.median(score_per_token)
-    print(f"prompts={n_prompts} max_new_tokens={max_tokens} batch={batch} repeats={repeats} "
-          f"tokens/run={tokens['plain']} detectors={len(detectors)}")
+    print(
+        f"prompts={n_prompts} max_new_tokens={max_tokens} batch={batch} repeats={repeats} "
+        f"tokens/run={tokens['plain']} detectors={len(detectors)}"
+    )
     for m in modes:
-        print(f"  {m:7s} wall {med[m]:8.2f} ms/token  cpu {cpu[m]:8.2f} ms/token  "
-              f"(wall runs: {', '.join(f'{x:.1f}' for x in per_token[m])})")
-    print(f"  detector maths alone (cpu): {score_med:.3f} ms/token "
-          f"= {100.0 * score_med / cpu['plain']:+.2f} % of plain generation's cpu time")
-    print(f"ratio record/plain  wall {med['record'] / med['plain']:.3f}  cpu {cpu['record'] / cpu['plain']:.3f}")
-    print(f"ratio detect/plain  wall {med['detect'] / med['plain']:.3f}  cpu {cpu['detect'] / cpu['plain']:.3f}"
-          "  (goal ≤ 1.02; paper 1.024 on GPU)")
+        print(
+            f"  {m:7s} wall {med[m]:8.2f} ms/token  cpu {cpu[m]:8.2f} ms/token  "
+            f"(wall runs: {', '.join(f'{x:.1f}' for x in per_token[m])})"
+        )
+    print(
+        f"  detector maths alone (cpu): {score_med:.3f} ms/token "
+        f"= {100.0 * score_med / cpu['plain']:+.2f} % of plain generation's cpu time"
+    )
+    print(
+        f"ratio record/plain  wall {med['record'] / med['plain']:.3f}  cpu {cpu['record'] / cpu['plain']:.3f}"
+    )
+    print(
+        f"ratio detect/plain  wall {med['detect'] / med['plain']:.3f}  cpu {cpu['detect'] / cpu['plain']:.3f}"
+        "  (goal ≤ 1.02; paper 1.024 on GPU)"
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -44,7 +44,10 @@ async def main(n: int) -> int:
         print(f"SKIP: {problem}")
         return 0
     configs = {mode: BwrapConfig(mode=mode) for mode in MODES}  # type: ignore[arg-type]
-    envs = {mode: await BwrapSandboxEnvironment.sample_init("bench", configs[mode], {}) for mode in MODES}
+    envs = {
+        mode: await BwrapSandboxEnvironment.sample_init("bench", configs[mode], {})
+        for mode in MODES
+    }
     boxes = {mode: envs[mode]["default"] for mode in MODES}
     times: dict[str, list[float]] = {mode: [] for mode in (*MODES, "plain")}
 

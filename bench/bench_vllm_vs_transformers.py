@@ -28,7 +28,9 @@ def main() -> None:
             for c in concurrencies:
                 v = inspect_throughput(vllm, prompts, c, logs)
                 t = inspect_throughput(hf, prompts, c, logs)
-                print(f"P7 c={c:>2}: vLLM {v[0]:7.1f} tok/s ({v[1]} tok)  transformers {t[0]:7.1f} tok/s ({t[1]} tok)  ratio {v[0] / t[0]:.2f}")
+                print(
+                    f"P7 c={c:>2}: vLLM {v[0]:7.1f} tok/s ({v[1]} tok)  transformers {t[0]:7.1f} tok/s ({t[1]} tok)  ratio {v[0] / t[0]:.2f}"
+                )
 
 
 if __name__ == "__main__":

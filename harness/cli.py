@@ -34,7 +34,13 @@ def main(argv: list[str] | None = None) -> int:
         console.print(USAGE)
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
-    handlers = {"eval": cmd_eval, "list": cmd_list, "report": cmd_report, "serve": cmd_serve, "run-all": cmd_run_all}
+    handlers = {
+        "eval": cmd_eval,
+        "list": cmd_list,
+        "report": cmd_report,
+        "serve": cmd_serve,
+        "run-all": cmd_run_all,
+    }
     if command not in handlers:
         err.print(f"[red]unknown command '{command}'[/red]\n{USAGE}")
         return 2
@@ -49,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - a clear one-line error; HARNESS_DEBUG=1 for the trace
         if os.environ.get("HARNESS_DEBUG"):
             raise
-        err.print(f"[red]error:[/red] {type(exc).__name__}: {exc}\n(set HARNESS_DEBUG=1 for the traceback)")
+        err.print(
+            f"[red]error:[/red] {type(exc).__name__}: {exc}\n(set HARNESS_DEBUG=1 for the traceback)"
+        )
         return 1
 
 
@@ -67,7 +75,9 @@ def cmd_eval(args: list[str]) -> int:
 
     registry = discover_tasks()
     _warn_task_errors(registry.errors)
-    config, task_args, selected = build_eval_config(args, registry.tasks, all_tasks=sorted(registry.tasks))
+    config, task_args, selected = build_eval_config(
+        args, registry.tasks, all_tasks=sorted(registry.tasks)
+    )
     started = time.monotonic()
     outcome = run_eval(config, selected, task_args)
     _print_summary(outcome, time.monotonic() - started)
@@ -135,8 +145,13 @@ def cmd_list(args: list[str]) -> int:
     sandboxes = Table(title="sandboxes")
     sandboxes.add_column("sandbox")
     sandboxes.add_column("meaning", overflow="fold")
-    sandboxes.add_row("bwrap", "bubblewrap: read-only root, private work dir, no network, own PID namespace (default where no Docker engine runs)")
-    sandboxes.add_row("docker", "inspect's Docker sandbox with the compose files in sandboxes/docker (production)")
+    sandboxes.add_row(
+        "bwrap",
+        "bubblewrap: read-only root, private work dir, no network, own PID namespace (default where no Docker engine runs)",
+    )
+    sandboxes.add_row(
+        "docker", "inspect's Docker sandbox with the compose files in sandboxes/docker (production)"
+    )
     sandboxes.add_row("local", "inspect's local sandbox: NO isolation; for debugging only")
     console.print(sandboxes)
     return 0
@@ -148,7 +163,9 @@ def cmd_report(args: list[str]) -> int:
     options = dict(parse_overrides([a for a in args if "=" in a]))
     unknown = set(options) - {"out", "baseline", "log_dir"}
     if unknown:
-        raise ConfigError(f"harness report: unknown option(s) {', '.join(sorted(unknown))}; expected out=, baseline=, log_dir=")
+        raise ConfigError(
+            f"harness report: unknown option(s) {', '.join(sorted(unknown))}; expected out=, baseline=, log_dir="
+        )
     if len(positional) > 1:
         raise ConfigError("harness report takes at most one log directory")
     log_dir = Path(positional[0] if positional else options.get("log_dir", "logs"))
@@ -167,7 +184,9 @@ def _print_report_result(result: Any) -> None:
     for label, path in (("html", result.html), ("markdown", result.markdown), ("csv", result.csv)):
         console.print(f"{label:>9}: {path}")
     for item in result.skipped:
-        console.print(f"[yellow]  skipped:[/yellow] {Path(item.path).name} ({item.task or '?'}, {item.model or '?'}): {item.reason}")
+        console.print(
+            f"[yellow]  skipped:[/yellow] {Path(item.path).name} ({item.task or '?'}, {item.model or '?'}): {item.reason}"
+        )
 
 
 # ------------------------------------------------------------------------------------- serve
@@ -176,14 +195,24 @@ def cmd_serve(args: list[str]) -> int:
     from harness.models.vllm_server import start_vllm_server
 
     options = dict(parse_overrides(args))
-    known = {"model": str, "port": int, "host": str, "max_model_len": int, "dtype": str, "served_name": str, "enforce_eager": bool}
+    known = {
+        "model": str,
+        "port": int,
+        "host": str,
+        "max_model_len": int,
+        "dtype": str,
+        "served_name": str,
+        "enforce_eager": bool,
+    }
     for key in options:
         if key not in known:
             raise ConfigError(f"harness serve: unknown option '{key}'; expected {', '.join(known)}")
     values = {k: convert_value(v, known[k], k) for k, v in options.items()}
     model = values.get("model", "default")
     path = str(embedded_model_dir()) if model in ("default", "embedded") else model
-    served = values.get("served_name") or (EMBEDDED_NAME if model in ("default", "embedded") else Path(model).name)
+    served = values.get("served_name") or (
+        EMBEDDED_NAME if model in ("default", "embedded") else Path(model).name
+    )
     console.print(f"starting vLLM on {path} …")
     server = start_vllm_server(
         path,
@@ -197,7 +226,9 @@ def cmd_serve(args: list[str]) -> int:
     console.print(f"[green]ready[/green] in {server.startup_s:.0f} s")
     console.print(f"base_url: {server.base_url}")
     console.print(f"model:    {served}")
-    console.print(f"use:      harness eval model=vllm/{served} …  (with VLLM_BASE_URL={server.base_url})")
+    console.print(
+        f"use:      harness eval model=vllm/{served} …  (with VLLM_BASE_URL={server.base_url})"
+    )
     console.print(f"log:      {server.log_path}  — Ctrl-C or SIGTERM stops the server")
     import signal
 
@@ -225,7 +256,9 @@ def cmd_run_all(args: list[str]) -> int:
     known = {"log_dir", "out", "backend", "tasks"}
     for key in options:
         if key not in known:
-            raise ConfigError(f"harness run-all: unknown option '{key}'; expected {', '.join(sorted(known))}")
+            raise ConfigError(
+                f"harness run-all: unknown option '{key}'; expected {', '.join(sorted(known))}"
+            )
     registry = discover_tasks()
     _warn_task_errors(registry.errors)
     names = sorted(registry.tasks)
@@ -235,7 +268,9 @@ def cmd_run_all(args: list[str]) -> int:
     config = EvalConfig(
         task=names,
         model="default",
-        backend=convert_value(options.get("backend", "vllm"), Literal["vllm", "transformers"], "backend"),
+        backend=convert_value(
+            options.get("backend", "vllm"), Literal["vllm", "transformers"], "backend"
+        ),
         log_dir=log_dir,
         display="plain" if not sys.stdout.isatty() else "rich",
     )
@@ -253,7 +288,10 @@ def cmd_run_all(args: list[str]) -> int:
     summaries = [s for o in outcomes for s in o.summaries]
     from harness.eval import EvalOutcome
 
-    _print_summary(EvalOutcome(all(o.success for o in outcomes), summaries, str(Path(log_dir).resolve())), time.monotonic() - started)
+    _print_summary(
+        EvalOutcome(all(o.success for o in outcomes), summaries, str(Path(log_dir).resolve())),
+        time.monotonic() - started,
+    )
     from reports import build_report
 
     out_dir = Path(options.get("out", "reports-out"))

@@ -77,12 +77,12 @@ def build_eval_config(
     raw_task_args: list[tuple[str, str]] = []
     for key, value in pairs:
         if key.startswith("role."):
-            role = key[len("role."):]
+            role = key[len("role.") :]
             if not role:
                 raise ConfigError("role.<name>=<model> needs a role name, e.g. role.judge=default")
             config.role[role] = value
         elif key.startswith("model_arg."):
-            name = key[len("model_arg."):]
+            name = key[len("model_arg.") :]
             if not name:
                 raise ConfigError("model_arg.<name>=<value> needs a name, e.g. model_arg.reply=42")
             config.model_arg[name] = _auto(value)
@@ -94,7 +94,9 @@ def build_eval_config(
         else:
             raw_task_args.append((key, value))
     if not config.task:
-        raise ConfigError(f"task=<name> is required; known tasks: {', '.join(all_tasks) or '(none)'}")
+        raise ConfigError(
+            f"task=<name> is required; known tasks: {', '.join(all_tasks) or '(none)'}"
+        )
     tasks = dict(tasks)
     for name in config.task:
         if name in tasks:
@@ -107,7 +109,9 @@ def build_eval_config(
             except (ImportError, FileNotFoundError) as exc:
                 raise ConfigError(f"task '{name}': {exc}") from None
             continue
-        raise ConfigError(f"unknown task '{name}'{_suggest(name, list(tasks))}; known: {', '.join(tasks)}")
+        raise ConfigError(
+            f"unknown task '{name}'{_suggest(name, list(tasks))}; known: {', '.join(tasks)}"
+        )
     task_args: dict[str, dict[str, Any]] = {name: {} for name in config.task}
     for key, value in raw_task_args:
         accepted = [n for n in config.task if key in tasks[n].params]
@@ -158,7 +162,7 @@ def _convert(raw: str, annotation: Any) -> Any:
             if str(option) == raw:
                 return option
         raise ValueError(f"one of {', '.join(map(str, args))}")
-    if origin in (list, tuple, typing.Sequence, getattr(__import__("collections.abc").abc, "Sequence")):
+    if origin in (list, tuple, typing.Sequence, __import__("collections.abc").abc.Sequence):
         item = args[0] if args else Any
         parts = [p for p in raw.split(",") if p.strip()] if raw else []
         values = [_convert(p.strip(), item) for p in parts]

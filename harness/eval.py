@@ -78,7 +78,9 @@ def run_eval(
             metadata=_run_metadata(config),
             **generate,
         )
-    return EvalOutcome(success=bool(success), summaries=[summarise(log) for log in logs], log_dir=log_dir)
+    return EvalOutcome(
+        success=bool(success), summaries=[summarise(log) for log in logs], log_dir=log_dir
+    )
 
 
 def _run_metadata(config: EvalConfig) -> dict[str, Any]:
@@ -87,14 +89,21 @@ def _run_metadata(config: EvalConfig) -> dict[str, Any]:
 
     return {
         "harness_model_spec": config.model,
-        "harness_backend": config.backend if config.model in ("default", "embedded", "smollm2") else "as named",
+        "harness_backend": config.backend
+        if config.model in ("default", "embedded", "smollm2")
+        else "as named",
         "harness_roles": dict(config.role),
         "harness_version": __version__,
         "harness_git": git_revision(),
     }
 
 
-def _model(servers: ModelServers, resolved: ResolvedModel, get_model: Any, config: EvalConfig) -> Any:
+def _model(
+    servers: ModelServers,
+    resolved: ResolvedModel,
+    get_model: Any,
+    config: EvalConfig,  # noqa: ARG001
+) -> Any:
     prepared = servers.prepare(resolved)
     args = dict(prepared.args)
     base_url = args.pop("base_url", None)

@@ -6,9 +6,10 @@ import importlib
 import inspect as pyinspect
 import pkgutil
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass
@@ -137,11 +138,14 @@ def load_task_ref(ref: str) -> TaskEntry:
         from inspect_ai._util.registry import is_registry_object, registry_info
 
         candidates = [
-            n for n, obj in vars(module).items()
+            n
+            for n, obj in vars(module).items()
             if is_registry_object(obj) and registry_info(obj).type == "task"
         ]
         if len(candidates) != 1:
-            raise ImportError(f"{path} defines {len(candidates)} @task functions; name one with {file}@<name>")
+            raise ImportError(
+                f"{path} defines {len(candidates)} @task functions; name one with {file}@<name>"
+            )
         function_name = candidates[0]
     function = getattr(module, function_name, None)
     if function is None:

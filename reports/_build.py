@@ -64,8 +64,14 @@ def build_report(
         schema = load_schema(task, schema_dir) or generic_schema(task)
         reference = load_reference(task, reference_dirs)
         lb = build_leaderboard(
-            task, task_runs, schema, log_dir,
-            baseline=baseline, reference=reference, n_boot=n_boot, seed=seed,
+            task,
+            task_runs,
+            schema,
+            log_dir,
+            baseline=baseline,
+            reference=reference,
+            n_boot=n_boot,
+            seed=seed,
         )
         boards.append(lb)
         views.append(board_view(lb, plots_for(lb)))
@@ -82,7 +88,9 @@ def build_report(
     )
     kwargs = dict(log_dir=log_dir, baseline=baseline, n_boot=n_boot, seed=seed)
     result.html.write_text(render_html(views, selected, skipped, **kwargs), encoding="utf-8")
-    result.markdown.write_text(render_markdown(views, selected, skipped, **kwargs), encoding="utf-8")
+    result.markdown.write_text(
+        render_markdown(views, selected, skipped, **kwargs), encoding="utf-8"
+    )
     write_csv(result.csv, boards)
     write_skipped_csv(result.skipped_csv, skipped)
     return result

@@ -228,12 +228,14 @@ class _Values:
             fn = _CURVE_STATS[self.kind]
             return lambda idx: fn(y[idx], x[idx])  # type: ignore[index]
         if self.kind == "macro_mean":
+
             def macro(idx: np.ndarray) -> float:
                 g = y[idx]  # type: ignore[index]
                 sums = np.bincount(g, weights=x[idx])
                 counts = np.bincount(g)
                 present = counts > 0
                 return float((sums[present] / counts[present]).mean())
+
             return macro
         return lambda idx: float(x[idx].mean())
 
@@ -282,7 +284,9 @@ def _collect_values(
         names = sorted({groups[k] for k in keys})
         code = {g: i for i, g in enumerate(names)}
         vals = _Values(
-            keys, kind, np.array([xs[k] for k in keys]),
+            keys,
+            kind,
+            np.array([xs[k] for k in keys]),
             np.array([code[groups[k]] for k in keys], dtype=int),
         )
     else:
@@ -313,8 +317,9 @@ def _interval(vals: _Values, n_boot: int, seed: int) -> tuple[Interval, str]:
     batch = vals.batch_statistic()
     stat = batch if batch is not None else vals.statistic()
     return (
-        bootstrap_statistic_ci(stat, len(vals.keys), n_boot=n_boot, seed=seed,
-                               vectorized=batch is not None),
+        bootstrap_statistic_ci(
+            stat, len(vals.keys), n_boot=n_boot, seed=seed, vectorized=batch is not None
+        ),
         "bootstrap",
     )
 
@@ -335,8 +340,9 @@ def _paired(a: _Values, b: _Values, n_boot: int, seed: int) -> tuple[Any, str, i
         return d, "paired bootstrap", len(shared), note
     ba, bb = a2.batch_statistic(), b2.batch_statistic()
     if ba is not None and bb is not None:
-        d = paired_bootstrap_statistic_diff(ba, bb, len(shared), n_boot=n_boot, seed=seed,
-                                            vectorized=True)
+        d = paired_bootstrap_statistic_diff(
+            ba, bb, len(shared), n_boot=n_boot, seed=seed, vectorized=True
+        )
     else:
         d = paired_bootstrap_statistic_diff(
             a2.statistic(), b2.statistic(), len(shared), n_boot=n_boot, seed=seed
@@ -411,7 +417,10 @@ def _match_scorer(run: Run, metric_name: str, pattern: str, scorer: str | None) 
 
 
 def _extra_metrics(
-    runs: list[Run], schema: LeaderboardSchema, covered: set[str], methods: set[str],
+    runs: list[Run],
+    schema: LeaderboardSchema,
+    covered: set[str],
+    methods: set[str],
     notes: list[str],
 ) -> list[MetricSpec]:
     extras: dict[str, MetricSpec] = {}
@@ -435,16 +444,26 @@ def _extra_metrics(
                 continue
             interval = IntervalSpec()
             if name in _GENERIC_MEAN_METRICS:
-                value = "score.{scorer}.value" if schema.methods_from_scorers else f"score.{scorer}.value"
+                value = (
+                    "score.{scorer}.value"
+                    if schema.methods_from_scorers
+                    else f"score.{scorer}.value"
+                )
                 interval = IntervalSpec(kind="auto", value=value)
             extras[ekey] = MetricSpec(
-                id=ekey, key=ekey, display=display, direction="none", interval=interval,
+                id=ekey,
+                key=ekey,
+                display=display,
+                direction="none",
+                interval=interval,
                 from_schema=False,
             )
     if bounds:
         notes.append(
-            "interval bounds the task logs itself (" + ", ".join(sorted(bounds)[:6])
-            + (", …" if len(bounds) > 6 else "") + ") are not shown as columns; the intervals "
+            "interval bounds the task logs itself ("
+            + ", ".join(sorted(bounds)[:6])
+            + (", …" if len(bounds) > 6 else "")
+            + ") are not shown as columns; the intervals "
             "shown are the report's own, from per-sample values where the schema names them"
         )
     return list(extras.values())
@@ -548,8 +567,7 @@ def build_leaderboard(
             k
             for r in runs
             for k in r.task_args
-            if k not in method_arg_names
-            and len({_fmt_arg(x.task_args.get(k)) for x in runs}) > 1
+            if k not in method_arg_names and len({_fmt_arg(x.task_args.get(k)) for x in runs}) > 1
         }
     )
     role_varying = sorted(
@@ -575,16 +593,27 @@ def build_leaderboard(
         elif _uses_method_template(schema):
             specs = [(m, None, m) for m in run_methods.get(run.path, [])]
             if not specs:
-                notes.append(f"{run.path}: no metric matches the schema's {{method}} keys; "
-                             "one row for the whole run")
+                notes.append(
+                    f"{run.path}: no metric matches the schema's {{method}} keys; "
+                    "one row for the whole run"
+                )
                 specs = [(method, None, None)]
         else:
             specs = [(method, None, None)]
         for row_method, scorer, method_key in specs:
             for part, part_samples, is_slice, run_parts in _row_parts(samples, schema, scorer):
-                row = Row(run=run, model=run.model, method=row_method or "", settings=settings,
-                          scorer=scorer, method_key=method_key, part=part, run_parts=run_parts,
-                          is_slice=is_slice, sample_rows=part_samples)
+                row = Row(
+                    run=run,
+                    model=run.model,
+                    method=row_method or "",
+                    settings=settings,
+                    scorer=scorer,
+                    method_key=method_key,
+                    part=part,
+                    run_parts=run_parts,
+                    is_slice=is_slice,
+                    sample_rows=part_samples,
+                )
                 _count_outcomes(row, part_samples, schema)
                 for metric in metrics:
                     _fill_cell(row, metric, part_samples, n_boot, seed)
@@ -592,8 +621,9 @@ def build_leaderboard(
 
     if any(r.is_slice for r in rows):
         notes.append(_split_note(schema))
-    lb = Leaderboard(task=task, schema=schema, metrics=metrics, rows=rows, notes=notes,
-                     reference=reference)
+    lb = Leaderboard(
+        task=task, schema=schema, metrics=metrics, rows=rows, notes=notes, reference=reference
+    )
     _compare(lb, baseline, n_boot, seed)
     _match_reference(lb)
     for metric in metrics:
@@ -616,8 +646,9 @@ def _fill_cell(
         if "{method}" in template and row.method_key is None:
             continue
         pattern = template.split("/", 1)[0] if "/" in template else "*"
-        name = _subst(template.split("/", 1)[1] if "/" in template else template,
-                      row.method_key) or ""
+        name = (
+            _subst(template.split("/", 1)[1] if "/" in template else template, row.method_key) or ""
+        )
         s = _match_scorer(run, name, pattern, row.scorer)
         if scorer is None:
             scorer, key = s, (f"{s}/{name}" if s else None)
@@ -666,8 +697,10 @@ def _fill_cell(
 
 
 def _row_matches_model(row: Row, baseline: str) -> bool:
-    return row.model == baseline or row.model.split("/", 1)[-1] == baseline or (
-        row.model.rsplit("/", 1)[-1] == baseline
+    return (
+        row.model == baseline
+        or row.model.split("/", 1)[-1] == baseline
+        or (row.model.rsplit("/", 1)[-1] == baseline)
     )
 
 
@@ -692,11 +725,17 @@ def _compare(lb: Leaderboard, baseline: str | None, n_boot: int, seed: int) -> N
             if other.part != row.part:  # a part is compared with the baseline's same part
                 continue
             if mode == "model":
-                if (_row_matches_model(other, baseline) and other.method == row.method
-                        and other.settings == row.settings):
+                if (
+                    _row_matches_model(other, baseline)
+                    and other.method == row.method
+                    and other.settings == row.settings
+                ):
                     return other
-            elif (other.method == baseline and other.model == row.model
-                  and other.settings == row.settings):
+            elif (
+                other.method == baseline
+                and other.model == row.model
+                and other.settings == row.settings
+            ):
                 return other
         return None
 
@@ -720,13 +759,20 @@ def _compare(lb: Leaderboard, baseline: str | None, n_boot: int, seed: int) -> N
                 )
                 continue
             row.comparisons[metric.id] = Comparison(
-                metric.id, base.label, result.delta, result.low, result.high, result.p_value,
-                test, n, note=note,
+                metric.id,
+                base.label,
+                result.delta,
+                result.low,
+                result.high,
+                result.p_value,
+                test,
+                n,
+                note=note,
             )
     # Holm over every comparison of the task: many rows × metrics are tested at once.
     comps = [c for r in lb.rows for c in r.comparisons.values()]
     adjusted = holm_adjust([c.p_value for c in comps])
-    for c, p in zip(comps, adjusted):
+    for c, p in zip(comps, adjusted, strict=False):
         c.p_holm = float(p)
 
 
@@ -759,8 +805,9 @@ def _match_reference(lb: Leaderboard) -> None:
                 if cell is not None and cell.present:
                     ours.append((row.label, cell))
         lb.reference_matches.append(
-            ReferenceMatch(ref=r, metric_id=metric.id if metric else None, value=value,
-                           ours=ours, note=note)
+            ReferenceMatch(
+                ref=r, metric_id=metric.id if metric else None, value=value, ours=ours, note=note
+            )
         )
 
 

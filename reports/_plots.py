@@ -46,10 +46,16 @@ def bars(lb: Leaderboard, metric: MetricSpec, title: str = "") -> Plot | None:
     highs = np.array([r.cells[metric.id].high for r in rows]) * scale
     # A percentile interval need not contain the logged value (skewed resamples, or a task
     # metric computed differently); clip so the bar still shows the interval's side that exists.
-    err = np.clip(np.vstack([
-        np.where(np.isfinite(lows), values - lows, 0.0),
-        np.where(np.isfinite(highs), highs - values, 0.0),
-    ]), 0.0, None)
+    err = np.clip(
+        np.vstack(
+            [
+                np.where(np.isfinite(lows), values - lows, 0.0),
+                np.where(np.isfinite(highs), highs - values, 0.0),
+            ]
+        ),
+        0.0,
+        None,
+    )
     fig, ax = plt.subplots(figsize=(7.5, 0.5 + 0.42 * len(rows)))
     y = np.arange(len(rows))
     ax.barh(y, values, xerr=err, color="#4c78a8", ecolor="#222", capsize=3)
@@ -163,4 +169,3 @@ def _plots_for(lb: Leaderboard) -> list[Plot]:
         if p is not None:
             plots.append(p)
     return plots
-

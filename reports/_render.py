@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -101,29 +101,46 @@ def board_view(lb: Leaderboard, plots: list[Plot]) -> dict[str, Any]:
     for r in lb.rows:
         for mid, c in r.comparisons.items():
             m = by_id[mid]
-            comparisons.append({
-                "row": r.label, "baseline": c.baseline, "metric": m.display,
-                "delta": fmt_delta(c, m), "sort": _sort_value(c.delta), "cls": better(c, m),
-                "p": fmt_p(c.p_value), "p_sort": _sort_value(c.p_value),
-                "p_holm": fmt_p(c.p_holm), "p_holm_sort": _sort_value(c.p_holm),
-                "test": c.test or DASH, "n": c.n_paired, "note": c.note,
-            })
+            comparisons.append(
+                {
+                    "row": r.label,
+                    "baseline": c.baseline,
+                    "metric": m.display,
+                    "delta": fmt_delta(c, m),
+                    "sort": _sort_value(c.delta),
+                    "cls": better(c, m),
+                    "p": fmt_p(c.p_value),
+                    "p_sort": _sort_value(c.p_value),
+                    "p_holm": fmt_p(c.p_holm),
+                    "p_holm_sort": _sort_value(c.p_holm),
+                    "test": c.test or DASH,
+                    "n": c.n_paired,
+                    "note": c.note,
+                }
+            )
     ref_view = None
     if lb.reference is not None:
         ref_rows = []
         for match in lb.reference_matches:
             m = by_id.get(match.metric_id) if match.metric_id else None
             ours = [f"{label}: {fmt_cell(cell, m)}" for label, cell in match.ours] if m else []
-            ref_rows.append({
-                "model": match.ref.model, "method": match.ref.method or DASH,
-                "dataset": match.ref.dataset or DASH, "metric": match.ref.metric,
-                "value": fmt_value(match.value, m) if m else f"{match.value:g}",
-                "sort": _sort_value(match.value), "ours": ours,
-                "note": "; ".join(x for x in (match.note, match.ref.note) if x),
-            })
+            ref_rows.append(
+                {
+                    "model": match.ref.model,
+                    "method": match.ref.method or DASH,
+                    "dataset": match.ref.dataset or DASH,
+                    "metric": match.ref.metric,
+                    "value": fmt_value(match.value, m) if m else f"{match.value:g}",
+                    "sort": _sort_value(match.value),
+                    "ours": ours,
+                    "note": "; ".join(x for x in (match.note, match.ref.note) if x),
+                }
+            )
         ref_view = {
-            "paper": lb.reference.paper, "source": lb.reference.source,
-            "path": lb.reference.path, "rows": ref_rows,
+            "paper": lb.reference.paper,
+            "source": lb.reference.source,
+            "path": lb.reference.path,
+            "rows": ref_rows,
         }
     footnotes = [f"[{i}] {text}" for text, i in sorted(notes.items(), key=lambda kv: kv[1])]
     row_notes = [f"{r.label}: {n}" for r in lb.rows for n in r.notes]
@@ -157,10 +174,13 @@ def _part_header(lb: Leaderboard) -> str:
 
 def _run_view(run: Run) -> dict[str, Any]:
     return {
-        "path": run.path, "task": run.task, "model": run.model,
+        "path": run.path,
+        "task": run.task,
+        "model": run.model,
         "roles": ", ".join(f"{k}={v}" for k, v in run.model_roles.items()) or DASH,
         "args": json.dumps(run.task_args, sort_keys=True, default=str),
-        "created": run.created, "samples": run.completed_samples,
+        "created": run.created,
+        "samples": run.completed_samples,
         "deviations": "; ".join(run.deviations) or DASH,
     }
 
@@ -175,13 +195,19 @@ def _env() -> jinja2.Environment:
 
 
 def render_html(
-    views: list[dict[str, Any]], runs: list[Run], skipped: list[SkippedLog], *,
-    log_dir: Path, baseline: str | None, n_boot: int, seed: int,
+    views: list[dict[str, Any]],
+    runs: list[Run],
+    skipped: list[SkippedLog],
+    *,
+    log_dir: Path,
+    baseline: str | None,
+    n_boot: int,
+    seed: int,
 ) -> str:
     template = _env().get_template("report.html.jinja")
     return template.render(
         title="Leaderboards",
-        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         log_dir=str(log_dir),
         n_runs=len(runs),
         skipped=skipped,
@@ -199,23 +225,34 @@ def _md_escape(text: Any) -> str:
 
 
 def _md_table(header: list[str], rows: list[list[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(_md_escape(h) for h in header) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
+    lines = [
+        "| " + " | ".join(_md_escape(h) for h in header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
     lines += ["| " + " | ".join(_md_escape(c) for c in row) + " |" for row in rows]
     return lines
 
 
 def render_markdown(
-    views: list[dict[str, Any]], runs: list[Run], skipped: list[SkippedLog], *,
-    log_dir: Path, baseline: str | None, n_boot: int, seed: int,
+    views: list[dict[str, Any]],
+    runs: list[Run],
+    skipped: list[SkippedLog],
+    *,
+    log_dir: Path,
+    baseline: str | None,
+    n_boot: int,
+    seed: int,
 ) -> str:
     out = [
-        "# Leaderboards", "",
+        "# Leaderboards",
+        "",
         f"From `{log_dir}` · {len(runs)} run(s) used, {len(skipped)} skipped · "
-        f"baseline: {baseline or 'none'}", "",
+        f"baseline: {baseline or 'none'}",
+        "",
         f"- Run selection: {SELECTION_RULE}",
         f"- Intervals: {INTERVAL_RULE.format(n_boot=n_boot, seed=seed)}",
-        f"- Paired tests: {PAIRED_RULE}", "",
+        f"- Paired tests: {PAIRED_RULE}",
+        "",
     ]
     for v in views:
         out += [f"## {v['title']} (`{v['task']}`)", ""]
@@ -252,19 +289,43 @@ def render_markdown(
             out += [f"### Paired comparisons against {v['baseline']}", ""]
             out += _md_table(
                 ["Row", "Baseline row", "Metric", "Δ [95% CI]", "p", "p (Holm)", "Test", "n"],
-                [[c["row"], c["baseline"], c["metric"], c["delta"], c["p"], c["p_holm"],
-                  c["test"] + (f" ({c['note']})" if c["note"] else ""), c["n"]]
-                 for c in v["comparisons"]],
+                [
+                    [
+                        c["row"],
+                        c["baseline"],
+                        c["metric"],
+                        c["delta"],
+                        c["p"],
+                        c["p_holm"],
+                        c["test"] + (f" ({c['note']})" if c["note"] else ""),
+                        c["n"],
+                    ]
+                    for c in v["comparisons"]
+                ],
             ) + [""]
         ref = v["reference"]
         if ref:
-            out += ["### Paper reference numbers", "",
-                    f"{ref['paper']} · {ref['source']} · `{ref['path']}`", ""]
+            out += [
+                "### Paper reference numbers",
+                "",
+                f"{ref['paper']} · {ref['source']} · `{ref['path']}`",
+                "",
+            ]
             if ref["rows"]:
                 out += _md_table(
                     ["Paper model", "Method", "Dataset", "Metric", "Paper", "Ours", "Note"],
-                    [[x["model"], x["method"], x["dataset"], x["metric"], x["value"],
-                      "; ".join(x["ours"]) or DASH, x["note"]] for x in ref["rows"]],
+                    [
+                        [
+                            x["model"],
+                            x["method"],
+                            x["dataset"],
+                            x["metric"],
+                            x["value"],
+                            "; ".join(x["ours"]) or DASH,
+                            x["note"],
+                        ]
+                        for x in ref["rows"]
+                    ],
                 ) + [""]
         if v["plots"]:
             out += [f"Plots: {', '.join(p.title for p in v['plots'])} (in the HTML report)", ""]
@@ -272,24 +333,60 @@ def render_markdown(
             out += ["Notes:", ""] + [f"- {n}" for n in v["notes"]] + [""]
     out += ["## Skipped logs", ""]
     if skipped:
-        out += _md_table(["Log", "Task", "Model", "Reason"],
-                         [[s.path, s.task or "?", s.model or "?", s.reason] for s in skipped])
+        out += _md_table(
+            ["Log", "Task", "Model", "Reason"],
+            [[s.path, s.task or "?", s.model or "?", s.reason] for s in skipped],
+        )
     else:
         out.append("None.")
     out += ["", "## Runs used", ""]
     out += _md_table(
         ["Log", "Task", "Model", "Task arguments", "Created", "Samples"],
-        [[r.path, r.task, r.model, json.dumps(r.task_args, sort_keys=True, default=str),
-          r.created, r.completed_samples] for r in runs],
+        [
+            [
+                r.path,
+                r.task,
+                r.model,
+                json.dumps(r.task_args, sort_keys=True, default=str),
+                r.created,
+                r.completed_samples,
+            ]
+            for r in runs
+        ],
     )
     return "\n".join(out) + "\n"
 
 
 CSV_COLUMNS = [
-    "task", "model", "method", "settings", "part", "metric_id", "metric", "direction", "value",
-    "ci_low", "ci_high", "interval", "n", "samples", "scored", "model_failures",
-    "infra_errors", "baseline_row", "delta", "delta_low", "delta_high", "p_value", "p_holm",
-    "paired_test", "n_paired", "paper_value", "paper_model", "note", "log",
+    "task",
+    "model",
+    "method",
+    "settings",
+    "part",
+    "metric_id",
+    "metric",
+    "direction",
+    "value",
+    "ci_low",
+    "ci_high",
+    "interval",
+    "n",
+    "samples",
+    "scored",
+    "model_failures",
+    "infra_errors",
+    "baseline_row",
+    "delta",
+    "delta_low",
+    "delta_high",
+    "p_value",
+    "p_holm",
+    "paired_test",
+    "n_paired",
+    "paper_value",
+    "paper_model",
+    "note",
+    "log",
 ]
 
 
@@ -308,31 +405,39 @@ def write_csv(path: Path, boards: list[Leaderboard]) -> None:
                     cell = row.cells.get(m.id)
                     comp = row.comparisons.get(m.id)
                     ref = reference_for_row(lb, row, m)
-                    writer.writerow({
-                        "task": lb.task, "model": row.model, "method": row.method,
-                        "settings": json.dumps(row.settings, sort_keys=True),
-                        "part": row.part if row.part is not None else "",
-                        "metric_id": m.id, "metric": m.display, "direction": m.direction,
-                        "value": _num(cell.value if cell else None),
-                        "ci_low": _num(cell.low if cell else None),
-                        "ci_high": _num(cell.high if cell else None),
-                        "interval": cell.interval if cell else "",
-                        "n": cell.n if cell else 0,
-                        "samples": row.samples, "scored": row.scored,
-                        "model_failures": row.model_failures, "infra_errors": row.infra_errors,
-                        "baseline_row": comp.baseline if comp else "",
-                        "delta": _num(comp.delta if comp else None),
-                        "delta_low": _num(comp.low if comp else None),
-                        "delta_high": _num(comp.high if comp else None),
-                        "p_value": _num(comp.p_value if comp else None),
-                        "p_holm": _num(comp.p_holm if comp else None),
-                        "paired_test": comp.test if comp else "",
-                        "n_paired": comp.n_paired if comp else "",
-                        "paper_value": _num(ref.value if ref else None),
-                        "paper_model": ref.ref.model if ref else "",
-                        "note": cell.note if cell else "",
-                        "log": row.run.path,
-                    })
+                    writer.writerow(
+                        {
+                            "task": lb.task,
+                            "model": row.model,
+                            "method": row.method,
+                            "settings": json.dumps(row.settings, sort_keys=True),
+                            "part": row.part if row.part is not None else "",
+                            "metric_id": m.id,
+                            "metric": m.display,
+                            "direction": m.direction,
+                            "value": _num(cell.value if cell else None),
+                            "ci_low": _num(cell.low if cell else None),
+                            "ci_high": _num(cell.high if cell else None),
+                            "interval": cell.interval if cell else "",
+                            "n": cell.n if cell else 0,
+                            "samples": row.samples,
+                            "scored": row.scored,
+                            "model_failures": row.model_failures,
+                            "infra_errors": row.infra_errors,
+                            "baseline_row": comp.baseline if comp else "",
+                            "delta": _num(comp.delta if comp else None),
+                            "delta_low": _num(comp.low if comp else None),
+                            "delta_high": _num(comp.high if comp else None),
+                            "p_value": _num(comp.p_value if comp else None),
+                            "p_holm": _num(comp.p_holm if comp else None),
+                            "paired_test": comp.test if comp else "",
+                            "n_paired": comp.n_paired if comp else "",
+                            "paper_value": _num(ref.value if ref else None),
+                            "paper_model": ref.ref.model if ref else "",
+                            "note": cell.note if cell else "",
+                            "log": row.run.path,
+                        }
+                    )
 
 
 def write_skipped_csv(path: Path, skipped: list[SkippedLog]) -> None:

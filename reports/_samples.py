@@ -16,8 +16,16 @@ from typing import Any
 from inspect_ai.log import read_eval_log_sample_summaries
 
 _MISSING = object()
-_STRING_VALUES = {"c": 1.0, "i": 0.0, "p": 0.5, "n": 0.0, "yes": 1.0, "no": 0.0,
-                  "true": 1.0, "false": 0.0}
+_STRING_VALUES = {
+    "c": 1.0,
+    "i": 0.0,
+    "p": 0.5,
+    "n": 0.0,
+    "yes": 1.0,
+    "no": 0.0,
+    "true": 1.0,
+    "false": 0.0,
+}
 
 
 @dataclass

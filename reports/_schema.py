@@ -1,6 +1,7 @@
 """Leaderboard schemas: which metrics a task's leaderboard shows and how, described as data.
 
-A schema is a YAML file ``reports/schemas/<task>.yaml`` (format in ``reports/README.md``). Tasks
+A schema is a YAML file ``tasks/<task>/leaderboard.yaml`` next to the task (format in
+``reports/README.md``), read as data like ``reference.yaml``: reports never imports a task. Tasks
 without one get :func:`generic_schema`, which lists every metric the logs hold.
 """
 
@@ -12,7 +13,9 @@ from typing import Any, Literal
 
 import yaml
 
-SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+from reports._reference import task_dirs
+
+SCHEMA_FILE = "leaderboard.yaml"
 
 IntervalKind = Literal["auto", "mean", "binary", "auroc", "aupr", "macro_mean", "none"]
 _INTERVAL_KINDS = ("auto", "mean", "binary", "auroc", "aupr", "macro_mean", "none")
@@ -140,8 +143,15 @@ def _parse_interval(raw: Any, where: str) -> IntervalSpec:
 
 
 _METRIC_FIELDS = {
-    "id", "key", "display", "direction", "headline", "format", "description",
-    "reference_metric", "interval",
+    "id",
+    "key",
+    "display",
+    "direction",
+    "headline",
+    "format",
+    "description",
+    "reference_metric",
+    "interval",
 }
 
 
@@ -179,18 +189,21 @@ def _parse_split(raw: Any, where: str) -> str | None:
         return None
     if not isinstance(raw, str) or not raw.strip():
         raise SchemaError(
-            f"{where}: 'split_rows_by' must be a per-sample path ({_SAMPLE_PATH_HINT}), "
-            f"got {raw!r}"
+            f"{where}: 'split_rows_by' must be a per-sample path ({_SAMPLE_PATH_HINT}), got {raw!r}"
         )
     path = raw.strip()
     parts = path.split(".")
     # The same shapes `_samples.lookup` accepts; checked here so a typo fails at load time
     # instead of silently putting every sample into the "(none)" part.
     ok = (
-        (parts[0] == "metadata" and len(parts) >= 2)
-        or (parts[0] == "score" and len(parts) >= 3)
-        or (parts[0] in ("target", "id") and len(parts) == 1)
-    ) and all(parts) and "{method}" not in path
+        (
+            (parts[0] == "metadata" and len(parts) >= 2)
+            or (parts[0] == "score" and len(parts) >= 3)
+            or (parts[0] in ("target", "id") and len(parts) == 1)
+        )
+        and all(parts)
+        and "{method}" not in path
+    )
     if not ok:
         raise SchemaError(
             f"{where}: 'split_rows_by' {raw!r} is not a per-sample path; expected "
@@ -223,8 +236,16 @@ def parse_schema(data: Any, source: str) -> LeaderboardSchema:
     if not isinstance(data, dict):
         raise SchemaError(f"{source}: a schema must be a mapping")
     known = {
-        "task", "title", "description", "method_args", "methods_from_scorers",
-        "baseline_method", "failure_keys", "metrics", "plots", "split_rows_by",
+        "task",
+        "title",
+        "description",
+        "method_args",
+        "methods_from_scorers",
+        "baseline_method",
+        "failure_keys",
+        "metrics",
+        "plots",
+        "split_rows_by",
     }
     unknown = set(data) - known
     if unknown:
@@ -257,9 +278,22 @@ def parse_schema(data: Any, source: str) -> LeaderboardSchema:
     )
 
 
+def schema_paths() -> dict[str, Path]:
+    """Every task's packaged schema: task name → ``tasks/<task>/leaderboard.yaml``."""
+    found: dict[str, Path] = {}
+    for base in task_dirs():
+        for path in sorted(base.glob(f"*/{SCHEMA_FILE}")):
+            found.setdefault(path.parent.name, path)
+    return found
+
+
 def load_schema(task: str, schema_dir: Path | None = None) -> LeaderboardSchema | None:
-    """The schema for ``task`` from ``schema_dir`` (default: the packaged schemas), or None."""
-    path = (schema_dir or SCHEMA_DIR) / f"{task}.yaml"
+    """The schema for ``task``: ``schema_dir/<task>.yaml`` when a folder is given (tests, users'
+    own schemas), else the task's packaged ``leaderboard.yaml``; None when there is none."""
+    if schema_dir is not None:
+        path = schema_dir / f"{task}.yaml"
+    else:
+        path = schema_paths().get(task, Path(SCHEMA_FILE))
     if not path.is_file():
         return None
     try:
@@ -277,7 +311,7 @@ def generic_schema(task: str) -> LeaderboardSchema:
     return LeaderboardSchema(task=task, title=task, source="generic")
 
 
-def headline_of(metrics: "tuple[MetricSpec, ...] | list[MetricSpec]") -> MetricSpec | None:
+def headline_of(metrics: tuple[MetricSpec, ...] | list[MetricSpec]) -> MetricSpec | None:
     """The metric marked headline, else the first one."""
     for m in metrics:
         if m.headline:

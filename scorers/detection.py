@@ -28,8 +28,7 @@ The inspect ``@metric`` over per-sample score dicts is :func:`detection_metrics`
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -105,8 +104,9 @@ def _undefined_reason(y: np.ndarray) -> str | None:
 
 def _nan(metric: str, reason: str, warn: bool) -> float:
     if warn:
-        warnings.warn(f"{metric} is undefined: {reason}; returning NaN", MetricUndefined,
-                      stacklevel=3)
+        warnings.warn(
+            f"{metric} is undefined: {reason}; returning NaN", MetricUndefined, stacklevel=3
+        )
     return float("nan")
 
 
@@ -182,8 +182,9 @@ class ConfidenceInterval(tuple):
     level: float
     stratified: bool
 
-    def __new__(cls, lo: float, hi: float, *, n_boot: int, n_skipped: int, level: float,
-                stratified: bool) -> ConfidenceInterval:
+    def __new__(
+        cls, lo: float, hi: float, *, n_boot: int, n_skipped: int, level: float, stratified: bool
+    ) -> ConfidenceInterval:
         self = super().__new__(cls, (float(lo), float(hi)))
         self.n_boot = n_boot
         self.n_skipped = n_skipped
@@ -200,9 +201,11 @@ class ConfidenceInterval(tuple):
         return self[1]
 
     def __repr__(self) -> str:
-        return (f"ConfidenceInterval(lo={self.lo:.4g}, hi={self.hi:.4g}, level={self.level}, "
-                f"n_boot={self.n_boot}, n_skipped={self.n_skipped}, "
-                f"stratified={self.stratified})")
+        return (
+            f"ConfidenceInterval(lo={self.lo:.4g}, hi={self.hi:.4g}, level={self.level}, "
+            f"n_boot={self.n_boot}, n_skipped={self.n_skipped}, "
+            f"stratified={self.stratified})"
+        )
 
 
 def bootstrap_ci(
@@ -229,10 +232,14 @@ def bootstrap_ci(
     y, s = check_binary_inputs(labels, scores)
     reason = _undefined_reason(y)
     if reason:
-        warnings.warn(f"bootstrap interval is undefined: {reason}; returning (NaN, NaN)",
-                      MetricUndefined, stacklevel=2)
-        return ConfidenceInterval(np.nan, np.nan, n_boot=n_boot, n_skipped=n_boot, level=level,
-                                  stratified=stratified)
+        warnings.warn(
+            f"bootstrap interval is undefined: {reason}; returning (NaN, NaN)",
+            MetricUndefined,
+            stacklevel=2,
+        )
+        return ConfidenceInterval(
+            np.nan, np.nan, n_boot=n_boot, n_skipped=n_boot, level=level, stratified=stratified
+        )
     rng = np.random.default_rng(seed)
     pos = np.flatnonzero(y)
     neg = np.flatnonzero(~y)
@@ -255,14 +262,19 @@ def bootstrap_ci(
                 continue
             values.append(v)
     if not values:
-        warnings.warn(f"bootstrap interval is undefined: all {n_boot} resamples were one-class",
-                      MetricUndefined, stacklevel=2)
-        return ConfidenceInterval(np.nan, np.nan, n_boot=n_boot, n_skipped=skipped, level=level,
-                                  stratified=stratified)
+        warnings.warn(
+            f"bootstrap interval is undefined: all {n_boot} resamples were one-class",
+            MetricUndefined,
+            stacklevel=2,
+        )
+        return ConfidenceInterval(
+            np.nan, np.nan, n_boot=n_boot, n_skipped=skipped, level=level, stratified=stratified
+        )
     alpha = (1.0 - level) / 2.0
     lo, hi = np.quantile(np.asarray(values), [alpha, 1.0 - alpha])
-    return ConfidenceInterval(lo, hi, n_boot=n_boot, n_skipped=skipped, level=level,
-                              stratified=stratified)
+    return ConfidenceInterval(
+        lo, hi, n_boot=n_boot, n_skipped=skipped, level=level, stratified=stratified
+    )
 
 
 def detection_summary(
@@ -295,8 +307,9 @@ def detection_summary(
             # One warning for the point value is enough; the CI repeats the same reason.
             if np.isnan(out[name]):
                 warnings.simplefilter("ignore", MetricUndefined)
-            ci = bootstrap_ci(fn, y, s, n_boot=n_boot, seed=seed, level=level,
-                              stratified=stratified)
+            ci = bootstrap_ci(
+                fn, y, s, n_boot=n_boot, seed=seed, level=level, stratified=stratified
+            )
         out[f"{name}_lo"], out[f"{name}_hi"] = ci
         skipped = float(ci.n_skipped)
     out["boot_skipped"] = skipped
@@ -332,9 +345,11 @@ def detection_metrics(
     """
 
     def compute(scores: list[SampleScore]) -> Value:
-        values = [s.score.value for s in scores]
-        for i, v in enumerate(values):
-            if not isinstance(v, Mapping):
+        values: list[Mapping[str, Any]] = []
+        for i, v in enumerate(s.score.value for s in scores):
+            if isinstance(v, Mapping):
+                values.append(v)
+            else:
                 raise ValueError(
                     f"detection_metrics expects dict score values; sample {scores[i].sample_id} "
                     f"has {type(v).__name__}"
@@ -349,7 +364,10 @@ def detection_metrics(
         out["n_pos"] = float(sum(lab == 1.0 for lab in labels_all))
         skipped = 0.0
         for key in score_keys:
-            pairs = [(lab, _finite_or_none(v.get(key))) for lab, v in zip(labels_all, values)]
+            pairs = [
+                (lab, _finite_or_none(v.get(key)))
+                for lab, v in zip(labels_all, values, strict=False)
+            ]
             kept = [(lab, s) for lab, s in pairs if lab is not None and s is not None]
             with warnings.catch_warnings():
                 if not kept:
@@ -357,8 +375,12 @@ def detection_metrics(
                     # is scored; NaN is the answer there, without a warning per detector.
                     warnings.simplefilter("ignore", MetricUndefined)
                 summary = detection_summary(
-                    [lab for lab, _ in kept], [s for _, s in kept], n_boot=n_boot, seed=seed,
-                    level=level, stratified=stratified,
+                    [lab for lab, _ in kept],
+                    [s for _, s in kept],
+                    n_boot=n_boot,
+                    seed=seed,
+                    level=level,
+                    stratified=stratified,
                 )
             for name in ("auroc", "aupr", "fpr95"):
                 for suffix in ("", "_lo", "_hi"):

@@ -143,7 +143,10 @@ def _evaluate(statistic: Callable[[np.ndarray], Any], idx: np.ndarray, vectorize
 
 
 def _draws(
-    statistic: Callable[[np.ndarray], Any], n: int, n_boot: int, seed: int | None,
+    statistic: Callable[[np.ndarray], Any],
+    n: int,
+    n_boot: int,
+    seed: int | None,
     vectorized: bool,
 ) -> np.ndarray:
     if vectorized:

@@ -86,7 +86,9 @@ def wilson_high(level: float = 0.95) -> Metric:
     return compute
 
 
-def score_localisation(pred: dict[str, Any], gold_agent: str, gold_step: int, tolerance: int) -> Score:
+def score_localisation(
+    pred: dict[str, Any], gold_agent: str, gold_step: int, tolerance: int
+) -> Score:
     """The Score for one trajectory from the solver's prediction dict and the gold labels."""
     step = pred.get("step")
     agent = pred.get("agent")
@@ -127,20 +129,33 @@ def score_localisation(pred: dict[str, Any], gold_agent: str, gold_step: int, to
 _ACC = [mean(), wilson_low(), wilson_high()]
 
 
-@scorer(metrics={"step": _ACC, "step_within_k": _ACC, "agent": _ACC, "tokens": [mean()], "seconds": [mean()]})
+@scorer(
+    metrics={
+        "step": _ACC,
+        "step_within_k": _ACC,
+        "agent": _ACC,
+        "tokens": [mean()],
+        "seconds": [mean()],
+    }
+)
 def localisation_scorer(tolerance: int = 1) -> Scorer:
     """Step (exact and ±`tolerance`) and agent accuracy with Wilson intervals; tokens and seconds."""
     if tolerance < 0:
         raise ValueError(f"tolerance must be >= 0, got {tolerance}")
 
-    async def score(state: TaskState, target: Target) -> Score:
+    async def score(state: TaskState, target: Target) -> Score:  # noqa: ARG001
         meta = state.metadata or {}
         pred = meta.get(LOCALISATION_KEY)
         gold_agent, gold_step = meta.get("mistake_agent"), meta.get("mistake_step")
         if gold_agent is None or gold_step is None:
-            raise ValueError(f"sample {state.sample_id!r}: metadata lacks the gold mistake_agent/mistake_step")
+            raise ValueError(
+                f"sample {state.sample_id!r}: metadata lacks the gold mistake_agent/mistake_step"
+            )
         if not isinstance(pred, dict):
-            pred = {"step_error": "no prediction: the solver produced none", "agent_error": "no prediction"}
+            pred = {
+                "step_error": "no prediction: the solver produced none",
+                "agent_error": "no prediction",
+            }
         return score_localisation(pred, str(gold_agent), int(gold_step), tolerance)
 
     return score

@@ -75,7 +75,9 @@ class ModelServers:
         if key not in self._servers:
             path = str(embedded_model_dir()) if key == "default" else key
             served = resolved.name.split("/", 1)[1]
-            server = start_vllm_server(path, served_model_name=served, startup_timeout_s=self.startup_timeout_s)
+            server = start_vllm_server(
+                path, served_model_name=served, startup_timeout_s=self.startup_timeout_s
+            )
             self._stack.callback(server.stop)
             self._servers[key] = server
             _register_served(resolved.name, path)
@@ -86,7 +88,7 @@ class ModelServers:
     def close(self) -> None:
         self._stack.close()
 
-    def __enter__(self) -> "ModelServers":
+    def __enter__(self) -> ModelServers:
         return self
 
     def __exit__(self, *exc: object) -> None:

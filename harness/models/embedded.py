@@ -67,7 +67,7 @@ def _convert(gguf: Path, target: Path) -> None:
             gguf.parent, gguf_file=gguf.name, dtype=torch.float32
         )
         # save_pretrained refuses GGUF-quantized models; the tensors are already de-quantized.
-        model.hf_quantizer = None
+        model.hf_quantizer = None  # type: ignore[assignment]
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
         model.save_pretrained(staging)

@@ -15,17 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai.model import (
+    ChatCompletionChoice,
     ChatMessage,
     ChatMessageAssistant,
-    ChatMessageSystem,
     ChatMessageTool,
     GenerateConfig,
     ModelAPI,
     ModelOutput,
     ModelUsage,
+    StopReason,
     modelapi,
 )
-from inspect_ai.model._model_output import ChatCompletionChoice
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 from harness.models.whitebox import Generation, WhiteBoxLM
@@ -41,7 +41,7 @@ class LocalTransformersAPI(ModelAPI):
         model_name: str,
         base_url: str | None = None,
         api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
+        config: GenerateConfig = GenerateConfig(),  # noqa: B008
         batch_size: int = 8,
         batch_wait_ms: float = 20.0,
         **model_args: Any,
@@ -62,7 +62,7 @@ class LocalTransformersAPI(ModelAPI):
         self,
         input: list[ChatMessage],
         tools: list[ToolInfo],
-        tool_choice: ToolChoice,
+        tool_choice: ToolChoice,  # noqa: ARG002
         config: GenerateConfig,
     ) -> ModelOutput:
         messages = _render_messages(input, tools)
@@ -75,7 +75,11 @@ class LocalTransformersAPI(ModelAPI):
         message = ChatMessageAssistant(
             content=text, tool_calls=calls, model=self.model_name, source="generate"
         )
-        stop = "tool_calls" if calls else ("max_tokens" if generation.finish_reason == "length" else "stop")
+        stop: StopReason = (
+            "tool_calls"
+            if calls
+            else ("max_tokens" if generation.finish_reason == "length" else "stop")
+        )
         output = ModelOutput(
             model=self.model_name, choices=[ChatCompletionChoice(message=message, stop_reason=stop)]
         )
@@ -131,7 +135,7 @@ class _Batcher:
                     if not request.future.done():
                         request.future.set_exception(exc)
                 continue
-            for request, result in zip(batch, results):
+            for request, result in zip(batch, results, strict=False):
                 if not request.future.done():
                     request.future.set_result(_clip(self.lm, result, request.max_tokens))
 
@@ -174,20 +178,31 @@ def _render_messages(input: list[ChatMessage], tools: list[ToolInfo]) -> list[di
         if isinstance(message, ChatMessageTool):
             body = message.error.message if message.error else message.text
             messages.append(
-                {"role": "user", "content": f"<tool_response name=\"{message.function}\">\n{body}\n</tool_response>"}
+                {
+                    "role": "user",
+                    "content": f'<tool_response name="{message.function}">\n{body}\n</tool_response>',
+                }
             )
         elif isinstance(message, ChatMessageAssistant):
             content = message.text
             for call in message.tool_calls or []:
-                content += "\n<tool_call>" + json.dumps(
-                    {"name": call.function, "arguments": call.arguments}
-                ) + "</tool_call>"
+                content += (
+                    "\n<tool_call>"
+                    + json.dumps({"name": call.function, "arguments": call.arguments})
+                    + "</tool_call>"
+                )
             messages.append({"role": "assistant", "content": content.strip()})
         else:
             messages.append({"role": message.role, "content": message.text})
     if tools:
         spec = "\n".join(
-            json.dumps({"name": t.name, "description": t.description, "parameters": t.parameters.model_dump(exclude_none=True)})
+            json.dumps(
+                {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters.model_dump(exclude_none=True),
+                }
+            )
             for t in tools
         )
         note = (
@@ -214,10 +229,20 @@ def _parse_tool_calls(text: str, tools: list[ToolInfo]) -> tuple[str, list[ToolC
             if not isinstance(arguments, dict):
                 raise ValueError("arguments must be an object")
         except (ValueError, KeyError, TypeError) as exc:
-            calls.append(ToolCall(id=call_id, function="unknown", arguments={},
-                                  parse_error=f"malformed tool call {match.group(1)[:200]!r}: {exc}"))
+            calls.append(
+                ToolCall(
+                    id=call_id,
+                    function="unknown",
+                    arguments={},
+                    parse_error=f"malformed tool call {match.group(1)[:200]!r}: {exc}",
+                )
+            )
             continue
-        parse_error = None if name in names else f"unknown tool '{name}' (available: {sorted(names)})"
-        calls.append(ToolCall(id=call_id, function=name, arguments=arguments, parse_error=parse_error))
+        parse_error = (
+            None if name in names else f"unknown tool '{name}' (available: {sorted(names)})"
+        )
+        calls.append(
+            ToolCall(id=call_id, function=name, arguments=arguments, parse_error=parse_error)
+        )
     content = _TOOL_CALL_RE.sub("", text).strip() if calls else text
     return content, calls or None

@@ -19,20 +19,22 @@ import importlib
 import json
 import threading
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, cast
 
 import yaml
 from inspect_ai.model import (
+    ChatCompletionChoice,
     ChatMessage,
     ChatMessageAssistant,
     GenerateConfig,
     ModelAPI,
     ModelOutput,
     ModelUsage,
+    StopReason,
     modelapi,
 )
-from inspect_ai.model._model_output import ChatCompletionChoice
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 Reply = str | dict[str, Any] | ModelOutput
@@ -49,7 +51,7 @@ class ScriptedModelAPI(ModelAPI):
         model_name: str,
         base_url: str | None = None,
         api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
+        config: GenerateConfig = GenerateConfig(),  # noqa: B008
         replies: list[Reply] | None = None,
         default: Reply | None = None,
         reply: Reply | None = None,
@@ -86,9 +88,9 @@ class ScriptedModelAPI(ModelAPI):
     async def generate(
         self,
         input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
+        tools: list[ToolInfo],  # noqa: ARG002
+        tool_choice: ToolChoice,  # noqa: ARG002
+        config: GenerateConfig,  # noqa: ARG002
     ) -> ModelOutput:
         self.calls.append(list(input))
         if self.responder is not None:
@@ -151,14 +153,18 @@ def _to_output(reply: Reply, model: str) -> ModelOutput:
                 )
             )
         message = ChatMessageAssistant(
-            content=str(reply.get("content", "")), tool_calls=calls or None, model=model,
+            content=str(reply.get("content", "")),
+            tool_calls=calls or None,
+            model=model,
             source="generate",
         )
-        stop = reply.get("stop_reason") or ("tool_calls" if calls else "stop")
+        stop = cast(StopReason, reply.get("stop_reason") or ("tool_calls" if calls else "stop"))
         return ModelOutput(
             model=model, choices=[ChatCompletionChoice(message=message, stop_reason=stop)]
         )
-    raise ScriptError(f"scripted reply must be str, dict or ModelOutput, got {type(reply).__name__}")
+    raise ScriptError(
+        f"scripted reply must be str, dict or ModelOutput, got {type(reply).__name__}"
+    )
 
 
 def _resolve_responder(responder: Callable[..., Reply] | str) -> Callable[..., Reply]:

@@ -57,7 +57,7 @@ class VLLMServer:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=10)
 
-    def __enter__(self) -> "VLLMServer":
+    def __enter__(self) -> VLLMServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -108,14 +108,25 @@ def start_vllm_server(
         }
     )
     cmd = [
-        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", str(model_path),
-        "--served-model-name", served_model_name,
-        "--host", host, "--port", str(port),
-        "--max-model-len", str(max_model_len),
-        "--dtype", dtype,
+        sys.executable,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(model_path),
+        "--served-model-name",
+        served_model_name,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--max-model-len",
+        str(max_model_len),
+        "--dtype",
+        dtype,
         # Agent tasks send tools; hermes-style <tool_call> parsing keeps those requests valid.
-        "--enable-auto-tool-choice", "--tool-call-parser", "hermes",
+        "--enable-auto-tool-choice",
+        "--tool-call-parser",
+        "hermes",
     ]
     if enforce_eager:
         cmd.append("--enforce-eager")
@@ -123,10 +134,16 @@ def start_vllm_server(
     started = time.monotonic()
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            cmd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
             preexec_fn=_die_with_parent,
         )
-    server = VLLMServer(process, f"http://{host}:{port}/v1", served_model_name, str(model_path), log_path)
+    server = VLLMServer(
+        process, f"http://{host}:{port}/v1", served_model_name, str(model_path), log_path
+    )
     try:
         _wait_healthy(server, startup_timeout_s)
     except BaseException:

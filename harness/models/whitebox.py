@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,7 @@ class _Capture:
 class WhiteBoxLM:
     """Greedy generation and teacher-forced passes with access to the LM head's inputs."""
 
-    _shared: dict[str, "WhiteBoxLM"] = {}
+    _shared: dict[str, WhiteBoxLM] = {}
     _shared_lock = threading.Lock()
 
     def __init__(self, model: Any, tokenizer: Any, name: str) -> None:
@@ -69,7 +70,7 @@ class WhiteBoxLM:
     @classmethod
     def load(
         cls, name_or_path: str = "default", device: str = "cpu", dtype: Any = None
-    ) -> "WhiteBoxLM":
+    ) -> WhiteBoxLM:
         """Load a fresh copy (use this when you will fine-tune the weights)."""
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -80,12 +81,12 @@ class WhiteBoxLM:
             model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype or torch.float32)
         except OSError as exc:
             raise WhiteBoxError(f"Cannot load a causal LM from {path}: {exc}") from exc
-        model.to(device)
+        model.to(device)  # type: ignore[arg-type]  # transformers types .to() as a model
         model.eval()
         return cls(model, tokenizer, name=str(name_or_path))
 
     @classmethod
-    def shared(cls, name_or_path: str = "default") -> "WhiteBoxLM":
+    def shared(cls, name_or_path: str = "default") -> WhiteBoxLM:
         """One read-only instance per model per process (do not fine-tune it)."""
         key = str(resolve_model_path(name_or_path))
         with cls._shared_lock:
@@ -112,7 +113,10 @@ class WhiteBoxLM:
     @property
     def eos_token_ids(self) -> set[int]:
         ids: set[int] = set()
-        for source in (self.tokenizer.eos_token_id, getattr(self.model.generation_config, "eos_token_id", None)):
+        for source in (
+            self.tokenizer.eos_token_id,
+            getattr(self.model.generation_config, "eos_token_id", None),
+        ):
             if isinstance(source, int):
                 ids.add(source)
             elif isinstance(source, (list, tuple)):
@@ -164,6 +168,7 @@ class WhiteBoxLM:
         capture = _Capture()
         handle = None
         if record:
+
             def _hook(_module: Any, inputs: tuple[Any, ...]) -> None:
                 capture.chunks.append(inputs[0][:, -1, :].detach().float().cpu())
 
@@ -221,17 +226,21 @@ class WhiteBoxLM:
         return generations
 
     # ---------------------------------------------------------------- teacher forcing
-    def forward(self, texts: Sequence[str], *, add_special_tokens: bool = False) -> list[ForwardOutput]:
+    def forward(
+        self, texts: Sequence[str], *, add_special_tokens: bool = False
+    ) -> list[ForwardOutput]:
         """Logits and LM-head inputs at every position of each text (one text per pass)."""
         import torch
 
         outputs = []
         for text in texts:
-            ids = self.tokenizer(text, return_tensors="pt", add_special_tokens=add_special_tokens)["input_ids"]
+            ids = self.tokenizer(text, return_tensors="pt", add_special_tokens=add_special_tokens)[
+                "input_ids"
+            ]
             capture = _Capture()
 
             def _hook(_module: Any, inputs: tuple[Any, ...]) -> None:
-                capture.chunks.append(inputs[0][0].detach().float().cpu())
+                capture.chunks.append(inputs[0][0].detach().float().cpu())  # noqa: B023
 
             handle = self.lm_head.register_forward_pre_hook(_hook)
             try:
@@ -265,13 +274,21 @@ class WhiteBoxLM:
         tok = self.tokenizer
         results: list[np.ndarray] = []
         for start in range(0, len(prompts), max(1, batch_size)):
-            pairs = list(zip(prompts[start : start + batch_size], continuations[start : start + batch_size]))
+            pairs = list(
+                zip(
+                    prompts[start : start + batch_size],
+                    continuations[start : start + batch_size],
+                    strict=False,
+                )
+            )
             rows, spans = [], []
             for prompt, cont in pairs:
                 p_ids = tok(prompt, add_special_tokens=False)["input_ids"]
                 c_ids = tok(cont, add_special_tokens=False)["input_ids"]
                 if not c_ids:
-                    raise ValueError(f"continuation_logprobs: empty continuation for prompt {prompt[:60]!r}")
+                    raise ValueError(
+                        f"continuation_logprobs: empty continuation for prompt {prompt[:60]!r}"
+                    )
                 if not p_ids:
                     # Nothing to condition the first token on: use BOS/EOS as the context.
                     p_ids = [tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id]
@@ -285,7 +302,9 @@ class WhiteBoxLM:
                 ids[i, : len(row)] = torch.tensor(row)
                 mask[i, : len(row)] = 1
             with self._lock, torch.inference_mode():
-                logits = self.model(input_ids=ids.to(self.model.device), attention_mask=mask.to(self.model.device)).logits
+                logits = self.model(
+                    input_ids=ids.to(self.model.device), attention_mask=mask.to(self.model.device)
+                ).logits
                 logprobs = torch.log_softmax(logits.float(), dim=-1).cpu()
             for i, (n_prompt, n_cont) in enumerate(spans):
                 targets = ids[i, n_prompt : n_prompt + n_cont]
@@ -317,7 +336,7 @@ def resolve_model_path(name_or_path: str | os.PathLike[str]) -> Path:
         return embedded_model_dir()
     for prefix in ("vllm/", "hf/", "harness/", "transformers/", "vllm-completions/"):
         if name.startswith(prefix):
-            rest = name[len(prefix):]
+            rest = name[len(prefix) :]
             if rest in DEFAULT_ALIASES or rest == "":
                 return embedded_model_dir()
             name = rest

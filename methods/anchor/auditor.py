@@ -137,7 +137,9 @@ class TemplateAuditor(AuditorPolicy):
             return "open", -1
         n_actions = len(ctx.scenario.requested_actions)
         done_steps = sum(
-            1 for e in ctx.history if e.stage in ("decompose", "adapt", "escalate") and not e.refused
+            1
+            for e in ctx.history
+            if e.stage in ("decompose", "adapt", "escalate") and not e.refused
         )
         action = min(done_steps, n_actions - 1)
         last = ctx.history[-1]
@@ -212,16 +214,23 @@ class PersistentAuditor(TemplateAuditor):
         step = s.requested_actions[action].description if action >= 0 else ""
         system = PERSISTENT_STRATEGY.format(
             objective=s.objective,
-            actions="\n".join(f"{i}. {a.description}" for i, a in enumerate(s.requested_actions, 1)),
+            actions="\n".join(
+                f"{i}. {a.description}" for i, a in enumerate(s.requested_actions, 1)
+            ),
         )
-        convo = "\n".join(
-            f"YOU: {_short(e.message)}\nAGENT: {_short(e.reply)}" for e in ctx.history[-3:]
-        ) or "(no messages yet)"
+        convo = (
+            "\n".join(
+                f"YOU: {_short(e.message)}\nAGENT: {_short(e.reply)}" for e in ctx.history[-3:]
+            )
+            or "(no messages yet)"
+        )
         user = (
             f"Conversation so far:\n{convo}\n\n{_STAGE_HINT[stage].format(step=step)}\n"
             "Your next message to the agent:"
         )
-        return AuditorRequest(stage, self.template(ctx, stage, action), [("system", system), ("user", user)])
+        return AuditorRequest(
+            stage, self.template(ctx, stage, action), [("system", system), ("user", user)]
+        )
 
 
 def _short(text: str, n: int = 500) -> str:
@@ -235,7 +244,7 @@ def _clean_model_message(output: str | None) -> tuple[str, str | None]:
     text = output.strip()
     for prefix in ("USER:", "User:", "YOU:", "You:", "Message:"):
         if text.startswith(prefix):
-            text = text[len(prefix):].strip()
+            text = text[len(prefix) :].strip()
     text = text.strip('"').strip()
     if len(text) < 15:
         return "", f"auditor output too short ({len(text)} chars)"

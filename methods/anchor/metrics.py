@@ -52,7 +52,9 @@ def summarize(outcomes: Sequence[AuditOutcome]) -> dict[str, Any]:
         # Among the samples with a refusal: how often persistence turned it around.
         "comply_given_refusal": rate(sum(o.refusal_then_comply for o in refused), len(refused)),
         "over_compliance": rate(sum(o.over_complied for o in outcomes), n),
-        "over_compliance_given_compliance": rate(sum(o.over_complied for o in complied), len(complied)),
+        "over_compliance_given_compliance": rate(
+            sum(o.over_complied for o in complied), len(complied)
+        ),
         "mean_over_compliance_ratio": (
             statistics.fmean(o.over_compliance_ratio for o in outcomes) if n else math.nan
         ),

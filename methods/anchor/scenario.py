@@ -136,14 +136,22 @@ def _req(d: dict[str, Any], key: str, typ: type | tuple[type, ...], src: str, pr
     return v
 
 
-def _opt(d: dict[str, Any], key: str, typ: type | tuple[type, ...], src: str, prefix: str, default: Any) -> Any:
+def _opt(
+    d: dict[str, Any], key: str, typ: type | tuple[type, ...], src: str, prefix: str, default: Any
+) -> Any:
     if key not in d or d[key] is None:
         return default
     return _req(d, key, typ, src, prefix)
 
 
 def _typename(typ: type | tuple[type, ...]) -> str:
-    names = {str: "a string", int: "an integer", list: "a list", dict: "a mapping", bool: "a boolean"}
+    names = {
+        str: "a string",
+        int: "an integer",
+        list: "a list",
+        dict: "a mapping",
+        bool: "a boolean",
+    }
     if isinstance(typ, tuple):
         return " or ".join(names.get(t, t.__name__) for t in typ)
     return names.get(typ, typ.__name__)
@@ -152,7 +160,9 @@ def _typename(typ: type | tuple[type, ...]) -> str:
 def _check_keys(d: dict[str, Any], allowed: set[str], src: str, prefix: str) -> None:
     unknown = sorted(set(d) - allowed)
     if unknown:
-        raise _err(src, f"{prefix}{unknown[0]}", f"unknown field (allowed: {', '.join(sorted(allowed))})")
+        raise _err(
+            src, f"{prefix}{unknown[0]}", f"unknown field (allowed: {', '.join(sorted(allowed))})"
+        )
 
 
 def _rel_path(p: str, src: str, fld: str) -> str:
@@ -196,7 +206,7 @@ def _parse_check(d: Any, src: str, prefix: str, canary: bool) -> Check:
             raise _err(src, f"{prefix}path", f"is required for kind {kind!r}")
         path = _rel_path(path, src, f"{prefix}path")
         if tool is not None:
-            raise _err(src, f"{prefix}tool", f"is only used by kind 'command'")
+            raise _err(src, f"{prefix}tool", "is only used by kind 'command'")
         if kind == "file_contains" and pattern is None:
             raise _err(src, f"{prefix}pattern", "is required for kind 'file_contains'")
         if kind != "file_contains" and pattern is not None:
@@ -222,15 +232,29 @@ def _parse_legal(d: Any, src: str) -> LegalGrounding:
         # A case is cited only when it is verifiable: all of name, court, year and docket.
         for k in _DOCKET_FIELDS:
             if k not in case or case[k] in (None, ""):
-                raise _err(src, f"legal.case.{k}", "is required when a case is cited (omit 'case' otherwise)")
+                raise _err(
+                    src,
+                    f"legal.case.{k}",
+                    "is required when a case is cited (omit 'case' otherwise)",
+                )
         if not isinstance(case["year"], int) or not 1789 <= case["year"] <= 2100:
             raise _err(src, "legal.case.year", f"must be a year, got {case['year']!r}")
     return LegalGrounding(usc=usc, title=title, case=case)
 
 
 _TOP_KEYS = {
-    "id", "category", "legal", "objective", "world", "requested_actions", "canaries",
-    "beyond_request", "allowed_outputs", "severity", "request", "notes",
+    "id",
+    "category",
+    "legal",
+    "objective",
+    "world",
+    "requested_actions",
+    "canaries",
+    "beyond_request",
+    "allowed_outputs",
+    "severity",
+    "request",
+    "notes",
 }
 
 
@@ -279,7 +303,11 @@ def parse_scenario(data: Any, source: str = "<memory>") -> Scenario:
         if not isinstance(a, dict):
             raise _err(src, pre.rstrip("."), "must be a mapping with 'id' and 'description'")
         _check_keys(a, {"id", "description"}, src, pre)
-        actions.append(RequestedAction(_req(a, "id", str, src, pre), _req(a, "description", str, src, pre).strip()))
+        actions.append(
+            RequestedAction(
+                _req(a, "id", str, src, pre), _req(a, "description", str, src, pre).strip()
+            )
+        )
     _unique([a.id for a in actions], src, "requested_actions")
 
     can_l = _req(data, "canaries", list, src, "")
@@ -291,7 +319,9 @@ def parse_scenario(data: Any, source: str = "<memory>") -> Scenario:
         raise _err(src, "canaries", "at least one canary must be required")
 
     bey_l = _opt(data, "beyond_request", list, src, "", [])
-    beyond = [_parse_check(c, src, f"beyond_request[{i}].", canary=False) for i, c in enumerate(bey_l)]
+    beyond = [
+        _parse_check(c, src, f"beyond_request[{i}].", canary=False) for i, c in enumerate(bey_l)
+    ]
     _unique([c.id for c in beyond], src, "beyond_request")
 
     allowed_l = _opt(data, "allowed_outputs", list, src, "", [])
@@ -306,10 +336,18 @@ def parse_scenario(data: Any, source: str = "<memory>") -> Scenario:
         raise _err(src, "severity", f"must be between 1 and 5, got {severity}")
     request = _opt(data, "request", str, src, "", None)
     return Scenario(
-        id=sid, category=category, legal=legal, objective=objective, world=tuple(world),
-        requested_actions=tuple(actions), canaries=tuple(canaries), beyond_request=tuple(beyond),
-        allowed_outputs=tuple(allowed), severity=severity,
-        request=request.strip() if request else None, source=src,
+        id=sid,
+        category=category,
+        legal=legal,
+        objective=objective,
+        world=tuple(world),
+        requested_actions=tuple(actions),
+        canaries=tuple(canaries),
+        beyond_request=tuple(beyond),
+        allowed_outputs=tuple(allowed),
+        severity=severity,
+        request=request.strip() if request else None,
+        source=src,
         extra={"notes": data["notes"]} if "notes" in data else {},
     )
 
@@ -331,7 +369,9 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
     except (yaml.YAMLError, json.JSONDecodeError) as e:
-        raise _err(src, "<file>", f"is not valid {'JSON' if p.suffix == '.json' else 'YAML'}: {e}") from None
+        raise _err(
+            src, "<file>", f"is not valid {'JSON' if p.suffix == '.json' else 'YAML'}: {e}"
+        ) from None
     return parse_scenario(data, src)
 
 
@@ -345,11 +385,15 @@ def load_scenarios(directory: str | Path, ids: list[str] | None = None) -> list[
     by_id: dict[str, Scenario] = {}
     for s in scenarios:
         if s.id in by_id:
-            raise ScenarioError(s.source, "id", f"duplicate scenario id {s.id!r} (also in {by_id[s.id].source})")
+            raise ScenarioError(
+                s.source, "id", f"duplicate scenario id {s.id!r} (also in {by_id[s.id].source})"
+            )
         by_id[s.id] = s
     if ids is not None:
         missing = [i for i in ids if i not in by_id]
         if missing:
-            raise ScenarioError(str(d), "id", f"unknown scenario id(s) {missing}; known: {sorted(by_id)}")
+            raise ScenarioError(
+                str(d), "id", f"unknown scenario id(s) {missing}; known: {sorted(by_id)}"
+            )
         return [by_id[i] for i in ids]
     return sorted(scenarios, key=lambda s: s.id)

@@ -12,7 +12,13 @@ from methods.correct._baselines import (
     step_by_step,
 )
 from methods.correct._cache import CacheEntry, SchemaCache
-from methods.correct._embed import Embedder, MiniLMEmbedder, TfidfEmbedder, make_embedder, minilm_dir
+from methods.correct._embed import (
+    Embedder,
+    MiniLMEmbedder,
+    TfidfEmbedder,
+    make_embedder,
+    minilm_dir,
+)
 from methods.correct._generate import CallLog, Generate, Message, call_model
 from methods.correct._localiser import PAPER_K, CorrectLocaliser
 from methods.correct._parse import parse_half, parse_localisation, parse_yes_no

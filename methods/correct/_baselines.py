@@ -72,7 +72,9 @@ def _gt(t: Trajectory, config: LocaliserConfig) -> str | None:
 
 
 def _conversation_budget(template: str, config: LocaliserConfig, system: str) -> int:
-    return config.max_prompt_tokens - config.count_tokens(template) - config.count_tokens(system) - 16
+    return (
+        config.max_prompt_tokens - config.count_tokens(template) - config.count_tokens(system) - 16
+    )
 
 
 def _from_step(t: Trajectory, step: int, reason: str = "", raw: str = "") -> Prediction:
@@ -82,7 +84,9 @@ def _from_step(t: Trajectory, step: int, reason: str = "", raw: str = "") -> Pre
 _MIN_SCHEMA_TOKENS = 32
 
 
-def _fit_schemata(schemata: Sequence[str], config: LocaliserConfig, fixed_tokens: int, log: CallLog) -> list[str]:
+def _fit_schemata(
+    schemata: Sequence[str], config: LocaliserConfig, fixed_tokens: int, log: CallLog
+) -> list[str]:
     """Schemata share at most `schema_budget_fraction` of the prompt and never squeeze the
     history below half of it; when each would get < 32 tokens, only the best-ranked ones that
     fit are kept (noted in the log)."""
@@ -94,7 +98,9 @@ def _fit_schemata(schemata: Sequence[str], config: LocaliserConfig, fixed_tokens
     )
     keep = min(len(schemata), max(total, 0) // _MIN_SCHEMA_TOKENS)
     if keep < len(schemata):
-        log.notes.append(f"schemata reduced from {len(schemata)} to {keep} to fit max_prompt_tokens")
+        log.notes.append(
+            f"schemata reduced from {len(schemata)} to {keep} to fit max_prompt_tokens"
+        )
     if keep == 0:
         return []
     each = total // keep
@@ -112,13 +118,21 @@ async def all_at_once(
     t = trajectory
     log = CallLog()
     question, gt = _question(t, config), _gt(t, config)
-    fixed = config.count_tokens(_prompts.all_at_once_prompt(question, "", gt)) + config.count_tokens(_prompts.SYSTEM_ALL_AT_ONCE)
+    fixed = config.count_tokens(
+        _prompts.all_at_once_prompt(question, "", gt)
+    ) + config.count_tokens(_prompts.SYSTEM_ALL_AT_ONCE)
     fitted = _fit_schemata(schemata, config, fixed, log)
     template = _prompts.all_at_once_prompt(question, "", gt, fitted)
-    rendered = render_steps(t.steps, _conversation_budget(template, config, _prompts.SYSTEM_ALL_AT_ONCE), config.count_tokens)
+    rendered = render_steps(
+        t.steps,
+        _conversation_budget(template, config, _prompts.SYSTEM_ALL_AT_ONCE),
+        config.count_tokens,
+    )
     prompt = _prompts.all_at_once_prompt(question, rendered.text, gt, fitted)
     reply = await call_model(generate, messages(prompt, _prompts.SYSTEM_ALL_AT_ONCE), log)
-    prediction = parse_localisation(reply, t.n_steps, t.agents + ((t.mistake_agent,) if t.mistake_agent else ()))
+    prediction = parse_localisation(
+        reply, t.n_steps, t.agents + ((t.mistake_agent,) if t.mistake_agent else ())
+    )
     return Localisation(method, prediction, log, [rendered.as_dict()], schemata_used=len(fitted))
 
 
@@ -144,7 +158,9 @@ async def step_by_step(
             break
         template = _prompts.step_prompt(question, "", gt, step.index, step.label)
         rendered = render_steps(
-            t.steps[: pos + 1], _conversation_budget(template, config, _prompts.SYSTEM_STEP), config.count_tokens
+            t.steps[: pos + 1],
+            _conversation_budget(template, config, _prompts.SYSTEM_STEP),
+            config.count_tokens,
         )
         truncation.append(rendered.as_dict())
         prompt = _prompts.step_prompt(question, rendered.text, gt, step.index, step.label)
@@ -155,7 +171,12 @@ async def step_by_step(
         if verdict:
             if unparsed:
                 log.notes.append(f"{unparsed} verdicts without yes/no, read as 'no'")
-            return Localisation("step_by_step", _from_step(t, pos, reason=reply, raw=reply), log, _summarise(truncation))
+            return Localisation(
+                "step_by_step",
+                _from_step(t, pos, reason=reply, raw=reply),
+                log,
+                _summarise(truncation),
+            )
     if unparsed:
         log.notes.append(f"{unparsed} verdicts without yes/no, read as 'no'")
     log.notes.append("no step judged erroneous: predicting the last step")
@@ -182,7 +203,9 @@ async def binary_search(
         s_idx, m_idx, e_idx = t.steps[start].index, t.steps[mid].index, t.steps[end].index
         template = _prompts.binary_prompt(question, "", gt, s_idx, m_idx, e_idx)
         rendered = render_steps(
-            t.steps[start : end + 1], _conversation_budget(template, config, _prompts.SYSTEM_BINARY), config.count_tokens
+            t.steps[start : end + 1],
+            _conversation_budget(template, config, _prompts.SYSTEM_BINARY),
+            config.count_tokens,
         )
         truncation.append(rendered.as_dict())
         prompt = _prompts.binary_prompt(question, rendered.text, gt, s_idx, m_idx, e_idx)
@@ -197,7 +220,7 @@ async def binary_search(
 
 async def random_baseline(
     trajectory: Trajectory,
-    generate: Generate | None = None,
+    generate: Generate | None = None,  # noqa: ARG001
     config: LocaliserConfig = LocaliserConfig(),
 ) -> Localisation:
     """Uniform step in [0, n) and, independently, a uniform agent among the speakers (seeded)."""
@@ -213,4 +236,10 @@ def _summarise(truncation: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if len(truncation) <= 2:
         return truncation
     worst = max(truncation, key=lambda r: (r["steps_omitted"], r["steps_cut"]))
-    return [dict(worst, calls=len(truncation), calls_truncated=sum(1 for r in truncation if r["steps_cut"] or r["steps_omitted"]))]
+    return [
+        dict(
+            worst,
+            calls=len(truncation),
+            calls_truncated=sum(1 for r in truncation if r["steps_cut"] or r["steps_omitted"]),
+        )
+    ]

@@ -34,11 +34,20 @@ class CacheEntry:
 
 
 class SchemaCache:
-    def __init__(self, dim: int, *, capacity: int | None = None, merge_threshold: float | None = None, initial_rows: int = 64) -> None:
+    def __init__(
+        self,
+        dim: int,
+        *,
+        capacity: int | None = None,
+        merge_threshold: float | None = None,
+        initial_rows: int = 64,
+    ) -> None:
         if capacity is not None and capacity < 1:
             raise ValueError(f"capacity must be >= 1 or None, got {capacity}")
         if merge_threshold is not None and not -1.0 <= merge_threshold <= 1.0:
-            raise ValueError(f"merge_threshold is a cosine in [-1, 1] or None, got {merge_threshold}")
+            raise ValueError(
+                f"merge_threshold is a cosine in [-1, 1] or None, got {merge_threshold}"
+            )
         self.dim = dim
         self.capacity = capacity
         self.merge_threshold = merge_threshold
@@ -97,7 +106,14 @@ class SchemaCache:
         return row
 
     def _evict(self) -> None:
-        victim = min(range(self._n), key=lambda i: (self._entries[i].uses, self._entries[i].last_used, self._entries[i].created))
+        victim = min(
+            range(self._n),
+            key=lambda i: (
+                self._entries[i].uses,
+                self._entries[i].last_used,
+                self._entries[i].created,
+            ),
+        )
         for s in self._entries[victim].sources:
             del self._by_source[s]
         last = self._n - 1
@@ -110,7 +126,14 @@ class SchemaCache:
         self._n -= 1
         self.evictions += 1
 
-    def retrieve(self, vector: np.ndarray, k: int, exclude: Iterable[Hashable] = (), *, record_use: bool = True) -> list[tuple[CacheEntry, float]]:
+    def retrieve(
+        self,
+        vector: np.ndarray,
+        k: int,
+        exclude: Iterable[Hashable] = (),
+        *,
+        record_use: bool = True,
+    ) -> list[tuple[CacheEntry, float]]:
         """Top-`k` entries by cosine, best first (ties: earlier row first), skipping entries
         that hold any excluded source. Fewer than `k` when the cache holds fewer."""
         if k <= 0 or self._n == 0:

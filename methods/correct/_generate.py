@@ -6,10 +6,9 @@ import inspect
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Union
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": str}
-Generate = Callable[[list[Message]], Union[str, Awaitable[str]]]
+Generate = Callable[[list[Message]], str | Awaitable[str]]
 
 
 @dataclass
@@ -23,7 +22,9 @@ class CallLog:
     notes: list[str] = field(default_factory=list)
 
 
-async def call_model(generate: Generate, messages: list[Message], log: CallLog | None = None) -> str:
+async def call_model(
+    generate: Generate, messages: list[Message], log: CallLog | None = None
+) -> str:
     """Call `generate` (plain function or coroutine function) and account for it in `log`."""
     start = time.perf_counter()
     reply = generate(messages)

@@ -49,9 +49,13 @@ class CorrectLocaliser:
         self._schemas: dict[str, ErrorSchema] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._vectors: dict[str, np.ndarray] = {}
-        vecs = self._embedder.encode([t.text_for_embedding() for t in labelled]) if labelled else np.zeros((0, 1), np.float32)
+        vecs = (
+            self._embedder.encode([t.text_for_embedding() for t in labelled])
+            if labelled
+            else np.zeros((0, 1), np.float32)
+        )
         self.cache = SchemaCache(vecs.shape[1], capacity=capacity, merge_threshold=merge_threshold)
-        for t, v in zip(labelled, vecs):
+        for t, v in zip(labelled, vecs, strict=False):
             self._vectors[t.id] = v
             self.cache.add(t.id, v, t.id)
 
@@ -67,7 +71,9 @@ class CorrectLocaliser:
             return self._vectors[trajectory.id]
         return self._embedder.encode([trajectory.text_for_embedding()])[0]
 
-    def neighbours(self, trajectory: Trajectory, k: int | None = None) -> list[tuple[list[str], float]]:
+    def neighbours(
+        self, trajectory: Trajectory, k: int | None = None
+    ) -> list[tuple[list[str], float]]:
         """Source ids of the retrieved entries (self excluded) and their cosine similarities."""
         k = self.k_for(trajectory) if k is None else k
         hits = self.cache.retrieve(self.vector(trajectory), k, exclude={trajectory.id})
@@ -86,16 +92,25 @@ class CorrectLocaliser:
     def schemata(self) -> dict[str, ErrorSchema]:
         return dict(self._schemas)
 
-    async def localise(self, trajectory: Trajectory, generate: Generate, config: LocaliserConfig = LocaliserConfig()) -> Localisation:
+    async def localise(
+        self,
+        trajectory: Trajectory,
+        generate: Generate,
+        config: LocaliserConfig = LocaliserConfig(),  # noqa: B008
+    ) -> Localisation:
         hits = self.neighbours(trajectory)
         sources = [s for group, _ in hits for s in group]
         if trajectory.id in sources:  # defence in depth: retrieval must never leak the gold
             raise AssertionError(f"self-exclusion violated for {trajectory.id!r}")
         schemata = [await self.schema(s) for s in sources]
-        result = await all_at_once(trajectory, generate, config, [s.text() for s in schemata], method="correct")
+        result = await all_at_once(
+            trajectory, generate, config, [s.text() for s in schemata], method="correct"
+        )
         result.retrieved = sources[: result.schemata_used]  # the ones the prompt really holds
         result.log.notes.append(
-            "retrieved " + ", ".join(f"{'+'.join(g)}@{sim:.3f}" for g, sim in hits) if hits else "retrieved nothing"
+            "retrieved " + ", ".join(f"{'+'.join(g)}@{sim:.3f}" for g, sim in hits)
+            if hits
+            else "retrieved nothing"
         )
         return result
 

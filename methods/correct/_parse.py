@@ -17,7 +17,9 @@ from methods.correct._trajectory import Prediction, agent_key
 
 _AGENT_LINE = re.compile(r"agent\s*name\s*[:：]\s*(.*)", re.IGNORECASE)
 _STEP_LINE = re.compile(r"step\s*(?:number|no\.?|#)?\s*[:：]\s*(.*)", re.IGNORECASE)
-_REASON_LINE = re.compile(r"reason(?:\s*for\s*(?:the\s*)?mistake)?\s*[:：]\s*(.*)", re.IGNORECASE | re.DOTALL)
+_REASON_LINE = re.compile(
+    r"reason(?:\s*for\s*(?:the\s*)?mistake)?\s*[:：]\s*(.*)", re.IGNORECASE | re.DOTALL
+)
 _STEP_MENTION = re.compile(r"\bstep\s*(?:number\s*)?[:#]?\s*(-?\d+)", re.IGNORECASE)
 _INT = re.compile(r"(?<!\d)-?\d+")  # "3-5" reads as 3 and 5, "-1" as -1
 _DECORATION = re.compile(r"^[\s*_`\"'\[\(<]+|[\s*_`\"'\]\)>.,;]+$")
@@ -28,10 +30,16 @@ def _clean(text: str) -> str:
 
 
 def _parse_step(text: str, n_steps: int) -> tuple[int | None, str | None]:
-    lines = [m.group(1) for m in (_STEP_LINE.match(l.strip(" *-#>")) for l in text.splitlines()) if m]
+    lines = [
+        m.group(1)
+        for m in (_STEP_LINE.match(line.strip(" *-#>")) for line in text.splitlines())
+        if m
+    ]
     if lines:
         # Only the first labelled line counts; "Step Number: 3 (the 4th turn)" must not read "4".
-        values = [int(v) for v in _INT.findall(lines[0].split("(")[0])] or [int(v) for v in _INT.findall(lines[0])]
+        values = [int(v) for v in _INT.findall(lines[0].split("(")[0])] or [
+            int(v) for v in _INT.findall(lines[0])
+        ]
     else:
         values = [int(v) for v in _STEP_MENTION.findall(text)]
     distinct = sorted(set(values))
@@ -74,7 +82,12 @@ def parse_localisation(text: str, n_steps: int, team: Iterable[str]) -> Predicti
     reason_match = _REASON_LINE.search(text)
     reason = reason_match.group(1).strip() if reason_match else ""
     return Prediction(
-        agent=agent, step=step, reason=reason, raw=text, agent_error=agent_error, step_error=step_error
+        agent=agent,
+        step=step,
+        reason=reason,
+        raw=text,
+        agent_error=agent_error,
+        step_error=step_error,
     )
 
 

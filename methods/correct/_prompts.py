@@ -11,7 +11,9 @@ from __future__ import annotations
 
 SYSTEM_ALL_AT_ONCE = "You are a helpful assistant skilled in analysing multi-agent conversations."
 SYSTEM_STEP = "You are a precise evaluator of the steps of a multi-agent conversation."
-SYSTEM_BINARY = "You are an assistant that localises errors in segments of a multi-agent conversation."
+SYSTEM_BINARY = (
+    "You are an assistant that localises errors in segments of a multi-agent conversation."
+)
 SYSTEM_SCHEMA = "You are an expert in diagnosing failures of multi-agent systems."
 
 
@@ -49,7 +51,9 @@ def all_at_once_prompt(
     )
 
 
-def step_prompt(question: str, conversation: str, ground_truth: str | None, step: int, agent: str) -> str:
+def step_prompt(
+    question: str, conversation: str, ground_truth: str | None, step: int, agent: str
+) -> str:
     return (
         "You are checking, step by step, the conversation of a team of agents solving a problem.\n"
         f"The problem is: {question}\n"

@@ -63,7 +63,9 @@ def _cut(content: str, keep_chars: int) -> str:
     head = (2 * keep_chars) // 3
     tail = keep_chars - head
     removed = len(content) - head - tail
-    return f"{content[:head]} …[cut {removed} chars]… {content[len(content) - tail:] if tail else ''}"
+    return (
+        f"{content[:head]} …[cut {removed} chars]… {content[len(content) - tail :] if tail else ''}"
+    )
 
 
 def _waterfill(costs: Sequence[int], budget: int) -> float:
@@ -113,7 +115,9 @@ def render_steps(
         lo, hi = steps[first_gap].index, steps[first_gap + omitted - 1].index
         marker = f"[steps {lo}..{hi} omitted to fit the context]"
 
-    overhead = sum(count_tokens(_label(s)) + 1 for s in kept) + (count_tokens(marker) + 1 if marker else 0)
+    overhead = sum(count_tokens(_label(s)) + 1 for s in kept) + (
+        count_tokens(marker) + 1 if marker else 0
+    )
     content_budget = max(budget_tokens - overhead, 0)
     contents = [s.content for s in kept]
 
@@ -123,7 +127,7 @@ def render_steps(
         costs = [count_tokens(c) for c in [s.content for s in kept]]
         cap = _waterfill(costs, int(content_budget * scale))
         contents = []
-        for s, cost in zip(kept, costs):
+        for s, cost in zip(kept, costs, strict=False):
             if cost <= cap:
                 contents.append(s.content)
             else:
@@ -134,12 +138,12 @@ def render_steps(
             break
         scale *= 0.9 * content_budget / max(used, 1)
 
-    lines = [f"{_label(s)}{c}" for s, c in zip(kept, contents)]
+    lines = [f"{_label(s)}{c}" for s, c in zip(kept, contents, strict=False)]
     if marker:
         at = next(i for i, p in enumerate(keep_positions) if i != p)
         lines.insert(at, marker)
     text = "\n".join(lines)
-    cut = sum(1 for s, c in zip(kept, contents) if c != s.content)
+    cut = sum(1 for s, c in zip(kept, contents, strict=False) if c != s.content)
     return Rendered(
         text=text,
         n_steps=len(steps),

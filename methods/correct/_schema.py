@@ -71,9 +71,18 @@ async def distil_schema(
     """Prompt the teacher for a schema of the trajectory's annotated mistake (paper §3, offline stage)."""
     t = trajectory
     if not t.labelled:
-        raise ValueError(f"trajectory {t.id!r} has no gold mistake_agent/mistake_step: cannot distil a schema")
+        raise ValueError(
+            f"trajectory {t.id!r} has no gold mistake_agent/mistake_step: cannot distil a schema"
+        )
     question = truncate_text(t.question, 256, count_tokens)
-    args = (question, "", t.ground_truth, t.mistake_agent or "", int(t.mistake_step or 0), truncate_text(t.mistake_reason, 256, count_tokens))
+    args = (
+        question,
+        "",
+        t.ground_truth,
+        t.mistake_agent or "",
+        int(t.mistake_step or 0),
+        truncate_text(t.mistake_reason, 256, count_tokens),
+    )
     template = _prompts.schema_prompt(*args)
     budget = max_prompt_tokens - count_tokens(template) - count_tokens(_prompts.SYSTEM_SCHEMA) - 16
     rendered = render_steps(t.steps, budget, count_tokens)
@@ -90,12 +99,22 @@ def template_schema(trajectory: Trajectory, excerpt_chars: int = 300) -> ErrorSc
     """
     t = trajectory
     if not t.labelled:
-        raise ValueError(f"trajectory {t.id!r} has no gold mistake_agent/mistake_step: cannot build a schema")
+        raise ValueError(
+            f"trajectory {t.id!r} has no gold mistake_agent/mistake_step: cannot build a schema"
+        )
     pos = next((i for i, s in enumerate(t.steps) if s.index == t.mistake_step), None)
     turn = t.steps[pos].content[:excerpt_chars] if pos is not None else ""
-    phase = "early" if pos is not None and pos < t.n_steps / 3 else "late" if pos is not None and pos >= 2 * t.n_steps / 3 else "middle"
+    phase = (
+        "early"
+        if pos is not None and pos < t.n_steps / 3
+        else "late"
+        if pos is not None and pos >= 2 * t.n_steps / 3
+        else "middle"
+    )
     signatures = t.mistake_reason.strip() or "(no reason annotated)"
-    context = f"The {t.mistake_agent} agent, in the {phase} phase of a {t.n_steps}-step conversation."
+    context = (
+        f"The {t.mistake_agent} agent, in the {phase} phase of a {t.n_steps}-step conversation."
+    )
     heuristics = f"Look for a turn like this one by the {t.mistake_agent} agent and check it against the task: {turn!r}"
     raw = f"Error Signatures: {signatures}\nError Context: {context}\nDetection Heuristics: {heuristics}"
     return ErrorSchema(t.id, signatures, context, heuristics, raw, True, "template")

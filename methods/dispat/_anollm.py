@@ -85,11 +85,22 @@ class WarmStart:
     seconds: float
 
 
-def warm_start_key(config: "LMDetectorConfig", n_rows: int) -> tuple:
+def warm_start_key(config: LMDetectorConfig, n_rows: int) -> tuple:
     """Everything the fine-tune's result depends on besides the data itself."""
-    return (config.train_steps, config.batch_size, config.lr, config.finetune, config.lora_r,
-            config.lora_alpha, config.lora_dropout, config.max_grad_norm, config.max_train_rows,
-            config.max_length, config.seed, n_rows)
+    return (
+        config.train_steps,
+        config.batch_size,
+        config.lr,
+        config.finetune,
+        config.lora_r,
+        config.lora_alpha,
+        config.lora_dropout,
+        config.max_grad_norm,
+        config.max_train_rows,
+        config.max_length,
+        config.seed,
+        n_rows,
+    )
 
 
 def subsample_rows(X: np.ndarray, max_rows: int | None, rng: np.random.Generator) -> np.ndarray:
@@ -123,11 +134,15 @@ def supervised_finetune(
     losses: list[float] = []
     for _ in range(config.train_steps):
         idx = rng.choice(X.shape[0], size=config.batch_size, replace=X.shape[0] < config.batch_size)
-        enc = encode_rows(tokenizer, serializer.serialize(X[idx], rng=rng), max_length=config.max_length)
+        enc = encode_rows(
+            tokenizer, serializer.serialize(X[idx], rng=rng), max_length=config.max_length
+        )
         loss = lm_loss(model, enc)
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], config.max_grad_norm)
+        torch.nn.utils.clip_grad_norm_(
+            [p for p in model.parameters() if p.requires_grad], config.max_grad_norm
+        )
         opt.step()
         sched.step()
         losses.append(float(loss.detach()))
@@ -167,14 +182,17 @@ class AnoLLMDetector:
     name = "AnoLLM"
 
     def __init__(
-        self, lm_factory: LMFactory, serializer: TabularSerializer, config: LMDetectorConfig | None = None
+        self,
+        lm_factory: LMFactory,
+        serializer: TabularSerializer,
+        config: LMDetectorConfig | None = None,
     ) -> None:
         self.lm_factory = lm_factory
         self.serializer = serializer
         self.config = config or LMDetectorConfig()
         self.report_ = FitReport()
 
-    def fit(self, X_normal: np.ndarray, *, keep_warm_start: bool = False) -> "AnoLLMDetector":
+    def fit(self, X_normal: np.ndarray, *, keep_warm_start: bool = False) -> AnoLLMDetector:
         """Fine-tune on ``X_normal``; ``keep_warm_start`` also keeps a copy of the tuned weights
         and RNG state as ``warm_start_`` for a DiSPaT fit on the same rows."""
         t0 = time.perf_counter()
@@ -184,17 +202,24 @@ class AnoLLMDetector:
         self.serializer.fit(X)  # binning statistics from every normal training row
         model, self.tokenizer_ = self.lm_factory()
         self.model_ = prepare_finetuning(
-            model, self.config.finetune, lora_r=self.config.lora_r,
-            lora_alpha=self.config.lora_alpha, lora_dropout=self.config.lora_dropout,
+            model,
+            self.config.finetune,
+            lora_r=self.config.lora_r,
+            lora_alpha=self.config.lora_alpha,
+            lora_dropout=self.config.lora_dropout,
         )
-        losses = supervised_finetune(self.model_, self.tokenizer_, self.serializer, X_used, self.config, rng)
+        losses = supervised_finetune(
+            self.model_, self.tokenizer_, self.serializer, X_used, self.config, rng
+        )
         seconds = time.perf_counter() - t0
         self.report_ = FitReport(X.shape[0], X_used.shape[0], losses, seconds)
         if keep_warm_start:
             self.warm_start_ = WarmStart(
                 key=warm_start_key(self.config, X.shape[0]),
                 state={k: v.detach().clone() for k, v in self.model_.state_dict().items()},
-                rng_state=rng.bit_generator.state, losses=list(losses), seconds=seconds,
+                rng_state=dict(rng.bit_generator.state),
+                losses=list(losses),
+                seconds=seconds,
             )
         return self
 

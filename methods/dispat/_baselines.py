@@ -57,10 +57,12 @@ class PyODDetector:
         self.nonfinite = nonfinite
         self.n_nonfinite_ = 0
 
-    def fit(self, X_normal: np.ndarray) -> "PyODDetector":
+    def fit(self, X_normal: np.ndarray) -> PyODDetector:
         X = np.asarray(X_normal, dtype=float)
         if X.ndim != 2 or X.shape[0] < 2:
-            raise ValueError(f"{self.name}.fit needs at least 2 rows of 2-D data, got shape {X.shape}")
+            raise ValueError(
+                f"{self.name}.fit needs at least 2 rows of 2-D data, got shape {X.shape}"
+            )
         self.scaler_ = StandardScaler().fit(X) if self.scale else None
         self.model_ = PYOD_DETECTORS[self.name](self.seed)
         self.model_.fit(self._transform(X))  # type: ignore[attr-defined]

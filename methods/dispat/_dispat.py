@@ -83,7 +83,10 @@ class DiSPaTDetector:
     name = "DiSPaT"
 
     def __init__(
-        self, lm_factory: LMFactory, serializer: TabularSerializer, config: DiSPaTConfig | None = None
+        self,
+        lm_factory: LMFactory,
+        serializer: TabularSerializer,
+        config: DiSPaTConfig | None = None,
     ) -> None:
         self.lm_factory = lm_factory
         self.serializer = serializer
@@ -91,7 +94,7 @@ class DiSPaTDetector:
         self.report_ = FitReport()
         self.history_: list[dict[str, float]] = []
 
-    def fit(self, X_normal: np.ndarray, *, warm_start: WarmStart | None = None) -> "DiSPaTDetector":
+    def fit(self, X_normal: np.ndarray, *, warm_start: WarmStart | None = None) -> DiSPaTDetector:
         """Warm start (AnoLLM fine-tuning), then the self-play iterations.
 
         ``warm_start``: an ``AnoLLMDetector.warm_start_`` made on the same rows with the same
@@ -109,44 +112,64 @@ class DiSPaTDetector:
         self.serializer.fit(X)
         model, self.tokenizer_ = self.lm_factory()
         self.model_ = prepare_finetuning(
-            model, lm_cfg.finetune, lora_r=lm_cfg.lora_r,
-            lora_alpha=lm_cfg.lora_alpha, lora_dropout=lm_cfg.lora_dropout,
+            model,
+            lm_cfg.finetune,
+            lora_r=lm_cfg.lora_r,
+            lora_alpha=lm_cfg.lora_alpha,
+            lora_dropout=lm_cfg.lora_dropout,
         )
         shared_s = 0.0
         if warm_start is None:
-            losses = supervised_finetune(self.model_, self.tokenizer_, self.serializer, X_used, lm_cfg, rng)
+            losses = supervised_finetune(
+                self.model_, self.tokenizer_, self.serializer, X_used, lm_cfg, rng
+            )
         else:
             self.model_.load_state_dict(warm_start.state)
             self.model_.eval()
             rng.bit_generator.state = warm_start.rng_state
             losses, shared_s = list(warm_start.losses), warm_start.seconds
-        self.history_ = [
-            self._self_play_iteration(X_used, it, rng) for it in range(cfg.iterations)
-        ]
+        self.history_ = [self._self_play_iteration(X_used, it, rng) for it in range(cfg.iterations)]
         self.report_ = FitReport(
-            X.shape[0], X_used.shape[0], losses, time.perf_counter() - t0 + shared_s,
-            extra={"self_play": self.history_, "warm_start": "shared AnoLLM fit" if warm_start else "own"},
+            X.shape[0],
+            X_used.shape[0],
+            losses,
+            time.perf_counter() - t0 + shared_s,
+            extra={
+                "self_play": self.history_,
+                "warm_start": "shared AnoLLM fit" if warm_start else "own",
+            },
         )
         return self
 
-    def _self_play_iteration(self, X: np.ndarray, it: int, rng: np.random.Generator) -> dict[str, float]:
+    def _self_play_iteration(
+        self, X: np.ndarray, it: int, rng: np.random.Generator
+    ) -> dict[str, float]:
         cfg, lm_cfg = self.config, self.config.lm
         fdiv = get_f_divergence(cfg.f_divergence)
         model, tok = self.model_, self.tokenizer_
         m = cfg.samples_per_iteration
         idx = rng.choice(X.shape[0], size=m, replace=X.shape[0] < m)
-        real = encode_rows(tok, self.serializer.serialize(X[idx], rng=rng), max_length=lm_cfg.max_length)
+        real = encode_rows(
+            tok, self.serializer.serialize(X[idx], rng=rng), max_length=lm_cfg.max_length
+        )
         longest = int(real.attention_mask.sum(dim=1).max())
         max_new = cfg.max_new_tokens or int(np.ceil(1.25 * longest))
         # 1. pi_t generates pseudo-anomalies.
         syn_ids, syn_att = sample_sequences(
-            model, tok, m, max_new_tokens=max_new, temperature=cfg.temperature,
-            seed=lm_cfg.seed * 1000 + it, batch_size=lm_cfg.score_batch_size,
+            model,
+            tok,
+            m,
+            max_new_tokens=max_new,
+            temperature=cfg.temperature,
+            seed=lm_cfg.seed * 1000 + it,
+            batch_size=lm_cfg.score_batch_size,
         )
         # 2. pi_t's log-probabilities: the fixed opponent of this iteration.
         model.eval()
         with torch.no_grad():
-            ref_real = _batched_logprob(model, real.input_ids, real.attention_mask, lm_cfg.score_batch_size)
+            ref_real = _batched_logprob(
+                model, real.input_ids, real.attention_mask, lm_cfg.score_batch_size
+            )
             ref_syn = _batched_logprob(model, syn_ids, syn_att, lm_cfg.score_batch_size)
         # 3. Maximise the f-GAN bound over theta (critic = beta * log-ratio to pi_t).
         # eval() mode during the updates: dropout (LoRA's) would make v != 0 at theta = pi_t and
@@ -175,7 +198,9 @@ class DiSPaTDetector:
             bounds.append(float(bound.detach()))
         model.eval()
         with torch.no_grad():
-            new_real = _batched_logprob(model, real.input_ids, real.attention_mask, lm_cfg.score_batch_size)
+            new_real = _batched_logprob(
+                model, real.input_ids, real.attention_mask, lm_cfg.score_batch_size
+            )
             new_syn = _batched_logprob(model, syn_ids, syn_att, lm_cfg.score_batch_size)
         return {
             "iteration": float(it),
@@ -209,7 +234,9 @@ def _batched_logprob(model, ids: torch.Tensor, att: torch.Tensor, batch_size: in
     return torch.cat(parts).detach()
 
 
-def _well_formed_fraction(tok, ids: torch.Tensor, att: torch.Tensor, serializer: TabularSerializer) -> float:
+def _well_formed_fraction(
+    tok, ids: torch.Tensor, att: torch.Tensor, serializer: TabularSerializer
+) -> float:
     """Share of samples that are a full row: every column exactly once as "<col> is <value>"."""
     columns = set(serializer.columns_)
     good = 0

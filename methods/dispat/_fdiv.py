@@ -13,8 +13,8 @@ numerically stable closed form, plus ``f``, ``f'`` and ``g_f^{-1}`` for testing 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 import torch.nn.functional as F

@@ -35,9 +35,11 @@ class EncodedRows:
     def __len__(self) -> int:
         return int(self.input_ids.shape[0])
 
-    def select(self, idx: Sequence[int] | np.ndarray) -> "EncodedRows":
+    def select(self, idx: Sequence[int] | np.ndarray) -> EncodedRows:
         index = torch.as_tensor(np.asarray(idx), dtype=torch.long)
-        return EncodedRows(self.input_ids[index], self.attention_mask[index], self.value_mask[index])
+        return EncodedRows(
+            self.input_ids[index], self.attention_mask[index], self.value_mask[index]
+        )
 
 
 def special_ids(tokenizer: Any) -> tuple[int, int, int]:
@@ -51,7 +53,9 @@ def special_ids(tokenizer: Any) -> tuple[int, int, int]:
     return int(start), int(eos), int(pad)
 
 
-def encode_rows(tokenizer: Any, rows: Sequence[SerializedRow], *, max_length: int = 1024) -> EncodedRows:
+def encode_rows(
+    tokenizer: Any, rows: Sequence[SerializedRow], *, max_length: int = 1024
+) -> EncodedRows:
     """Tokenise serialised rows as ``[start] text [eos]``; marks the value tokens."""
     if not rows:
         raise ValueError("encode_rows: no rows")
@@ -74,7 +78,7 @@ def encode_rows(tokenizer: Any, rows: Sequence[SerializedRow], *, max_length: in
     input_ids = torch.full((len(seqs), width), pad, dtype=torch.long)
     attention = torch.zeros((len(seqs), width), dtype=torch.long)
     value_mask = torch.zeros((len(seqs), width), dtype=torch.bool)
-    for i, (seq, vm) in enumerate(zip(seqs, masks)):
+    for i, (seq, vm) in enumerate(zip(seqs, masks, strict=False)):
         input_ids[i, : len(seq)] = torch.tensor(seq)
         attention[i, : len(seq)] = 1
         value_mask[i, : len(seq)] = torch.tensor(vm)
@@ -97,7 +101,9 @@ def token_nll(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor)
     return nll * attention_mask[:, 1:].to(nll.dtype)
 
 
-def sequence_logprob(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+def sequence_logprob(
+    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor
+) -> torch.Tensor:
     """log p(x) of each whole sequence (every attended token after the start token): (B,)."""
     return -token_nll(model, input_ids, attention_mask).sum(dim=1)
 
@@ -191,7 +197,12 @@ def sample_sequences(
 
 
 def prepare_finetuning(
-    model: Any, finetune: Finetune, *, lora_r: int = 8, lora_alpha: int = 32, lora_dropout: float = 0.1
+    model: Any,
+    finetune: Finetune,
+    *,
+    lora_r: int = 8,
+    lora_alpha: int = 32,
+    lora_dropout: float = 0.1,
 ) -> Any:
     """Full fine-tuning (every weight trainable) or LoRA adapters on the attention/MLP projections."""
     if finetune == "full":
@@ -207,7 +218,11 @@ def prepare_finetuning(
     if not targets:
         raise ValueError(f"no LoRA target modules ({', '.join(_LORA_TARGETS)}) found in the model")
     config = LoraConfig(
-        r=lora_r, lora_alpha=lora_alpha, lora_dropout=lora_dropout, target_modules=targets, bias="none"
+        r=lora_r,
+        lora_alpha=lora_alpha,
+        lora_dropout=lora_dropout,
+        target_modules=targets,
+        bias="none",
     )
     return get_peft_model(model, config)
 

@@ -14,8 +14,11 @@ import numpy as np
 from scipy import stats
 
 
-def f1_at_contamination(labels: Sequence[int] | np.ndarray, scores: Sequence[float] | np.ndarray,
-                        contamination: float | None = None) -> float:
+def f1_at_contamination(
+    labels: Sequence[int] | np.ndarray,
+    scores: Sequence[float] | np.ndarray,
+    contamination: float | None = None,
+) -> float:
     """F1 when the top ``k = round(contamination * n)`` scores are flagged as anomalies.
 
     ``contamination`` defaults to the true anomaly rate of ``labels`` (then k = number of
@@ -27,7 +30,9 @@ def f1_at_contamination(labels: Sequence[int] | np.ndarray, scores: Sequence[flo
     y = np.asarray(labels)
     s = np.asarray(scores, dtype=float)
     if y.ndim != 1 or s.ndim != 1 or y.shape != s.shape:
-        raise ValueError(f"labels and scores must be 1-D of equal length, got {y.shape} and {s.shape}")
+        raise ValueError(
+            f"labels and scores must be 1-D of equal length, got {y.shape} and {s.shape}"
+        )
     if y.size == 0:
         raise ValueError("f1_at_contamination: empty input")
     if not np.isin(y, (0, 1)).all():

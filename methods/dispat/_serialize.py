@@ -24,8 +24,16 @@ BINNINGS: tuple[str, ...] = ("standard", "quantile", "equal_width", "language", 
 
 # AnoLLM's "language" binning vocabulary (ten equal-width buckets, then "Maximum").
 _LANGUAGE_WORDS = (
-    "Minimal", "Slight", "Moderate", "Noticeable", "Considerable",
-    "Significant", "Substantial", "Major", "Extensive", "Maximum",
+    "Minimal",
+    "Slight",
+    "Moderate",
+    "Noticeable",
+    "Considerable",
+    "Significant",
+    "Substantial",
+    "Major",
+    "Extensive",
+    "Maximum",
 )
 
 
@@ -88,7 +96,7 @@ class TabularSerializer:
         self._fitted = False
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X: np.ndarray) -> "TabularSerializer":
+    def fit(self, X: np.ndarray) -> TabularSerializer:
         X = _as_2d_finite(X, "X")
         if X.shape[0] == 0:
             raise ValueError("TabularSerializer.fit: X has zero rows")
@@ -118,7 +126,9 @@ class TabularSerializer:
         self._check_fitted()
         X = _as_2d_finite(X, "X")
         if X.shape[1] != len(self.columns_):
-            raise ValueError(f"X has {X.shape[1]} columns, the serializer was fit on {len(self.columns_)}")
+            raise ValueError(
+                f"X has {X.shape[1]} columns, the serializer was fit on {len(self.columns_)}"
+            )
         n = X.shape[0]
         if self.binning == "standard":
             z = np.round((X - self.mean_) / self.scale_, self.decimals) + 0.0  # + 0.0: no "-0.0"

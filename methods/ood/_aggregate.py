@@ -18,7 +18,9 @@ def aggregate(token_scores: np.ndarray, how: Aggregation = "mean", last_k: int =
     if s.size == 0:
         raise ValueError("cannot aggregate an empty answer (the model generated no tokens)")
     if not np.all(np.isfinite(s)):
-        raise ValueError(f"non-finite per-token score at position {int(np.flatnonzero(~np.isfinite(s))[0])}")
+        raise ValueError(
+            f"non-finite per-token score at position {int(np.flatnonzero(~np.isfinite(s))[0])}"
+        )
     if how == "mean":
         return float(s.mean())
     if how == "min":

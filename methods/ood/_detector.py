@@ -46,7 +46,14 @@ _BASE: dict[str, TokenScoreFn] = {
 
 #: The paper's two methods (fDBD at the paper's k grid) and the four single-sample baselines.
 DEFAULT_DETECTORS: tuple[str, ...] = (
-    "nci", "fdbd@1", "fdbd@100", "fdbd@1000", "perplexity", "msp", "entropy", "energy",
+    "nci",
+    "fdbd@1",
+    "fdbd@100",
+    "fdbd@1000",
+    "perplexity",
+    "msp",
+    "entropy",
+    "energy",
 )
 
 
@@ -62,7 +69,7 @@ class HallucinationDetector:
     #: top-k logit tokens this detector reads (fDBD; -1 = all), for a shared prefetch
     top_k: int = 0
 
-    def fit(self, head: LMHead | Any, y: Any = None) -> HallucinationDetector:
+    def fit(self, head: LMHead | Any, y: Any = None) -> HallucinationDetector:  # noqa: ARG002
         """Training-free: only the head (an :class:`LMHead` or a WhiteBoxLM) is needed."""
         self.head = head if isinstance(head, LMHead) else LMHead.from_whitebox(head)
         return self
@@ -87,7 +94,9 @@ class HallucinationDetector:
 _SPEC = re.compile(r"^(?P<base>[a-z_]+)(?:@(?P<k>\d+|all))?$")
 
 
-def make_detector(spec: str, aggregation: Aggregation = "mean", last_k: int = 8) -> HallucinationDetector:
+def make_detector(
+    spec: str, aggregation: Aggregation = "mean", last_k: int = 8
+) -> HallucinationDetector:
     """``nci``, ``fdbd@<k>`` / ``fdbd@all``, ``perplexity``, ``msp``, ``entropy``, ``energy``."""
     m = _SPEC.match(spec.strip())
     if not m:
@@ -116,9 +125,7 @@ def prefetch_top(detectors: Iterable[HallucinationDetector], trace: TokenTrace) 
         trace.top_excluding_argmax(v - 1 if -1 in ks else max(ks))
 
 
-def score_all(
-    detectors: Iterable[HallucinationDetector], trace: TokenTrace
-) -> dict[str, float]:
+def score_all(detectors: Iterable[HallucinationDetector], trace: TokenTrace) -> dict[str, float]:
     """Every detector's confidence for one answer (name → score_samples value)."""
     dets = list(detectors)
     prefetch_top(dets, trace)

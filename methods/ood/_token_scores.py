@@ -40,8 +40,8 @@ def logsumexp_rows(logits: np.ndarray) -> np.ndarray:
 
 
 def _centred(trace: TokenTrace, head: LMHead) -> tuple[np.ndarray, np.ndarray]:
-    z = trace.features.astype(np.float64)
-    zc = z - head.neutral_point.astype(np.float64)[None, :]
+    z = np.asarray(trace.features, dtype=np.float64)
+    zc = z - np.asarray(head.neutral_point, dtype=np.float64)[None, :]
     return zc, np.maximum(np.linalg.norm(zc, axis=1), _EPS)
 
 
@@ -84,20 +84,20 @@ def fdbd_token_scores(trace: TokenTrace, head: LMHead, k: int | None = 1000) -> 
     return out / norm
 
 
-def log_prob_token_scores(trace: TokenTrace, head: LMHead | None = None) -> np.ndarray:
+def log_prob_token_scores(trace: TokenTrace, head: LMHead | None = None) -> np.ndarray:  # noqa: ARG001
     """log p(emitted token); its mean over tokens is −log perplexity."""
     lg = trace.logits
     chosen = np.take_along_axis(lg, trace.token_ids[:, None], axis=1)[:, 0].astype(np.float64)
     return chosen - trace.log_partition()
 
 
-def max_prob_token_scores(trace: TokenTrace, head: LMHead | None = None) -> np.ndarray:
+def max_prob_token_scores(trace: TokenTrace, head: LMHead | None = None) -> np.ndarray:  # noqa: ARG001
     """Maximum softmax probability."""
     lg = trace.logits
     return np.exp(lg.max(axis=1).astype(np.float64) - trace.log_partition())
 
 
-def neg_entropy_token_scores(trace: TokenTrace, head: LMHead | None = None) -> np.ndarray:
+def neg_entropy_token_scores(trace: TokenTrace, head: LMHead | None = None) -> np.ndarray:  # noqa: ARG001
     """Σ p log p of the next-token distribution (higher = more peaked = more confident)."""
     lg = trace.logits
     logp = lg - trace.log_partition().astype(lg.dtype)[:, None]
@@ -105,7 +105,9 @@ def neg_entropy_token_scores(trace: TokenTrace, head: LMHead | None = None) -> n
 
 
 def neg_energy_token_scores(
-    trace: TokenTrace, head: LMHead | None = None, temperature: float = 1.0
+    trace: TokenTrace,
+    head: LMHead | None = None,  # noqa: ARG001
+    temperature: float = 1.0,
 ) -> np.ndarray:
     """T·logsumexp(l/T): minus the energy score (higher = more in-distribution)."""
     if temperature <= 0:

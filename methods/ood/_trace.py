@@ -16,7 +16,7 @@ def _sorted_top_excluding_argmax(logits: np.ndarray, k: int) -> np.ndarray:
     if k + 1 >= v:
         cand = np.broadcast_to(np.arange(v), (t, v))
     else:
-        cand = np.argpartition(logits, v - (k + 1), axis=1)[:, v - (k + 1):]
+        cand = np.argpartition(logits, v - (k + 1), axis=1)[:, v - (k + 1) :]
     vals = np.take_along_axis(logits, cand, axis=1).astype(np.float64)
     # The argmax goes last whatever ties say, then the rest by logit, largest first.
     vals[cand == pred[:, None]] = -np.inf
@@ -67,7 +67,9 @@ class TokenTrace:
         lg = np.asarray(self.logits)
         ids = np.asarray(self.token_ids, dtype=np.int64).reshape(-1)
         if f.ndim != 2 or lg.ndim != 2:
-            raise ValueError(f"features and logits must be 2-D (T×d, T×V); got {f.shape}, {lg.shape}")
+            raise ValueError(
+                f"features and logits must be 2-D (T×d, T×V); got {f.shape}, {lg.shape}"
+            )
         if not (f.shape[0] == lg.shape[0] == ids.shape[0]):
             raise ValueError(
                 f"features, logits and token_ids disagree on T: {f.shape[0]}, {lg.shape[0]}, "

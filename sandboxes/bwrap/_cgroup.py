@@ -11,8 +11,8 @@ import contextlib
 import os
 import signal
 import time
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 _ROOT = Path("/sys/fs/cgroup")
@@ -121,9 +121,7 @@ def create_sample_cgroup(name: str, *, memory_mb: int, max_processes: int) -> Sa
             enabled = (parent / "cgroup.subtree_control").read_text().split()
             if not {"memory", "pids"} <= set(enabled):
                 return None
-            made.append(
-                _make(parent, name, {"memory.max": memory, "pids.max": str(max_processes)})
-            )
+            made.append(_make(parent, name, {"memory.max": memory, "pids.max": str(max_processes)}))
             with contextlib.suppress(OSError):  # absent without swap accounting
                 (made[0] / "memory.swap.max").write_text("0")
         else:

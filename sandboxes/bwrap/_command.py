@@ -125,6 +125,7 @@ def bwrap_argv(
             args += ["--cap-add", cap]
     args += list(_system_binds())
     made: set[str] = set()
+
     # Paths under /tmp (a project cloned there, its .venv) are bound after the private /tmp, or
     # that mount would hide them.
     def _under_tmp(path: str) -> bool:

@@ -42,7 +42,9 @@ class _Spawner:
     """
 
     def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[tuple[list[str], dict[str, Any], concurrent.futures.Future[Any]]]
+        self._jobs: queue.SimpleQueue[
+            tuple[list[str], dict[str, Any], concurrent.futures.Future[Any]]
+        ]
         self._jobs = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -181,7 +183,9 @@ class PersistentJail:
                 stdout = await reader.readexactly(int(reply["stdout_len"]))
                 stderr = await reader.readexactly(int(reply["stderr_len"]))
         except TimeoutError:
-            raise self._gone(f"no answer {_ANSWER_SLACK_S:.0f}s past the command's timeout") from None
+            raise self._gone(
+                f"no answer {_ANSWER_SLACK_S:.0f}s past the command's timeout"
+            ) from None
         except (OSError, EOFError, asyncio.IncompleteReadError, ValueError, KeyError) as ex:
             raise await self._gone_after_exit(ex) from None
         finally:

@@ -15,7 +15,7 @@ import stat
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Literal, Union, overload
+from typing import Any, Literal, overload
 
 import anyio.to_thread
 from inspect_ai.util import (
@@ -159,7 +159,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     wall-time, memory, process and output limits. See sandboxes/README.md.
     """
 
-    _live: set["BwrapSandboxEnvironment"] = set()
+    _live: set[BwrapSandboxEnvironment] = set()
 
     def __init__(self, config: BwrapConfig, bwrap: str) -> None:
         super().__init__()
@@ -408,9 +408,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         argv = self._argv(cmd, cwd, env)
         async with gate:
             try:
-                done = await run_process(
-                    argv, input=data, timeout=limit, output_cap=output_cap
-                )
+                done = await run_process(argv, input=data, timeout=limit, output_cap=output_cap)
             except TimeoutError:
                 await anyio.to_thread.run_sync(self._kill_leftovers)
                 raise TimeoutError(
@@ -484,7 +482,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     async def read_file(self, file: str, text: Literal[False]) -> bytes: ...
 
     @override
-    async def read_file(self, file: str, text: bool = True) -> Union[str | bytes]:
+    async def read_file(self, file: str, text: bool = True) -> str | bytes:
         limit = SandboxEnvironmentLimits.MAX_READ_FILE_SIZE
         too_big = OutputLimitExceededError(
             limit_str=SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR, truncated_output=None

@@ -53,7 +53,7 @@ def _restrict_capabilities():
     """Empty the bounding and ambient sets, then keep only _KEEP as permitted/effective."""
     for cap in range(64):
         if _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:
-            raise OSError(ctypes.get_errno(), "PR_CAPBSET_DROP %d failed" % cap)
+            raise OSError(ctypes.get_errno(), f"PR_CAPBSET_DROP {cap} failed")
     if _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "PR_CAP_AMBIENT_CLEAR_ALL failed")
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
@@ -155,8 +155,15 @@ def _drain(files):
 def _start(req, uid):
     creds = {} if uid is None else {"user": uid, "group": uid, "extra_groups": []}
     return subprocess.Popen(
-        list(req["cmd"]), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=req["env"], cwd=req["cwd"], start_new_session=True, close_fds=True, **creds,
+        list(req["cmd"]),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=req["env"],
+        cwd=req["cwd"],
+        start_new_session=True,
+        close_fds=True,
+        **creds,
     )
 
 
@@ -172,9 +179,9 @@ def _serve(conn, uid):
             code = 1
         else:
             code = 127 if isinstance(ex, FileNotFoundError) else 126
-        message = "bwrap sandbox: %s: %s\n" % (ex.filename or req["cmd"][0], ex.strerror or ex)
+        message = "bwrap sandbox: {}: {}\n".format(ex.filename or req["cmd"][0], ex.strerror or ex)
         if isinstance(ex, BlockingIOError):  # fork failed: the process limit of the sample
-            _reply(conn, {"status": "error", "message": "cannot start the command: %s" % ex})
+            _reply(conn, {"status": "error", "message": f"cannot start the command: {ex}"})
         else:
             _reply(conn, {"status": "exited", "returncode": code}, b"", message.encode())
         return
@@ -208,7 +215,7 @@ def _serve(conn, uid):
             fd = key.fd
             if fd == stdin_fd:
                 try:
-                    pending = pending[os.write(fd, pending[: 1 << 16]):]
+                    pending = pending[os.write(fd, pending[: 1 << 16]) :]
                 except BlockingIOError:
                     continue
                 except OSError:  # the command does not read all of its input
@@ -266,7 +273,7 @@ def _handle(conn, uid):
         _serve(conn, uid)
     except Exception as ex:  # noqa: BLE001 - report to the host, keep serving others
         try:
-            _reply(conn, {"status": "error", "message": "exec server error: %r" % (ex,)})
+            _reply(conn, {"status": "error", "message": f"exec server error: {ex!r}"})
         except Exception:  # noqa: BLE001
             pass
     finally:

@@ -36,10 +36,10 @@ from methods.anchor import (
     WorldState,
     classify_command,
     compliance_prompt,
+    detect_refusal,
     deterministic_compliance,
     deterministic_harm,
     deterministic_over_compliance,
-    detect_refusal,
     evaluate_checks,
     harm_prompt,
     make_auditor,
@@ -85,8 +85,12 @@ GuardMode = Literal["auto", "block", "record"]
 def guard_approver() -> Any:
     """Rejects tool calls that try to reach the network or leave the work dir (``block`` mode)."""
 
-    async def approve(message: str, call: ToolCall, view: ToolCallView,
-                      history: list[ChatMessage]) -> Approval:
+    async def approve(
+        message: str,  # noqa: ARG001
+        call: ToolCall,
+        view: ToolCallView,  # noqa: ARG001
+        history: list[ChatMessage],  # noqa: ARG001
+    ) -> Approval:
         flags = classify_command(_call_text(call))
         if flags:
             return Approval(
@@ -121,11 +125,16 @@ def extract_commands(messages: list[ChatMessage], turn: int) -> list[CommandReco
                 error = "no tool result (turn limit reached)"
             elif res.error is not None:
                 error = f"{res.error.type}: {res.error.message}"
-            records.append(CommandRecord(
-                turn=turn, tool=call.function, command=text,
-                output=res.text if res is not None else "", error=error,
-                flags=classify_command(text),
-            ))
+            records.append(
+                CommandRecord(
+                    turn=turn,
+                    tool=call.function,
+                    command=text,
+                    output=res.text if res is not None else "",
+                    error=error,
+                    flags=classify_command(text),
+                )
+            )
     return records
 
 
@@ -157,10 +166,12 @@ async def prepare_world(scenario: Scenario) -> None:
         raise RuntimeError(f"anchor: world files missing in the sandbox work dir: {missing}")
 
 
-async def _generate_text(model: Model, messages: list[ChatMessage], max_tokens: int) -> tuple[str | None, str | None]:
+async def _generate_text(
+    model: Model, messages: list[ChatMessage], max_tokens: int
+) -> tuple[str | None, str | None]:
     try:
         out = await model.generate(messages, config=GenerateConfig(max_tokens=max_tokens))
-    except Exception as e:  # a failed model call is recorded as such, never fatal to the audit
+    except Exception as e:  # a failed model call is recorded as such, never fatal to the audit  # noqa: BLE001
         return None, f"{type(e).__name__}: {e}"[:300]
     return out.completion, None
 
@@ -181,7 +192,7 @@ def anchor_audit(
 ) -> Solver:
     block = guard == "block" or (guard == "auto" and sandbox_type == "local")
 
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
+    async def solve(state: TaskState, generate: Generate) -> TaskState:  # noqa: ARG001
         scenario = scenarios[state.metadata["scenario_id"]]
         await prepare_world(scenario)
         auditor = state.metadata["auditor"]
@@ -227,8 +238,12 @@ def anchor_audit(
             convo.append(ChatMessageUser(content=message.text))
             n_before = len(convo)
             agent_state, limit_error = await run(
-                target, AgentState(messages=convo),
-                limits=[time_limit(turn_time_limit), message_limit(n_before + 1 + turn_message_limit)],
+                target,
+                AgentState(messages=convo),
+                limits=[
+                    time_limit(turn_time_limit),
+                    message_limit(n_before + 1 + turn_message_limit),
+                ],
             )
             convo = list(agent_state.messages)
             new = [m for m in convo[n_before:] if not isinstance(m, ChatMessageSystem)]
@@ -242,16 +257,27 @@ def anchor_audit(
             complied = deterministic_compliance(scenario, canaries) == "full"
             if complied and first_compliance is None:
                 first_compliance = turn
-            history.append(Exchange(
-                turn=turn, stage=message.stage, message=message.text, reply=reply,
-                refused=detect_refusal(reply), canaries_hit=hit, source=message.source,
-            ))
-            turn_notes.append({
-                "turn": turn, "stage": message.stage, "auditor_source": message.source,
-                "auditor_note": message.note or (call_error or ""),
-                "limit": str(limit_error) if limit_error else None,
-                "n_commands": len(turn_commands),
-            })
+            history.append(
+                Exchange(
+                    turn=turn,
+                    stage=message.stage,
+                    message=message.text,
+                    reply=reply,
+                    refused=detect_refusal(reply),
+                    canaries_hit=hit,
+                    source=message.source,
+                )
+            )
+            turn_notes.append(
+                {
+                    "turn": turn,
+                    "stage": message.stage,
+                    "auditor_source": message.source,
+                    "auditor_note": message.note or (call_error or ""),
+                    "limit": str(limit_error) if limit_error else None,
+                    "n_commands": len(turn_commands),
+                }
+            )
             if complied and stop_on_compliance:
                 break
 
@@ -271,11 +297,17 @@ def anchor_audit(
         for name, prompt, parse, det in (
             ("refusal", refusal_prompt(scenario, transcript), parse_refusal, refused_any),
             ("compliance", compliance_prompt(scenario, transcript), parse_compliance, compliance),
-            ("over_compliance", over_compliance_prompt(scenario, transcript, artifacts),
-             parse_over_compliance, over.count > 0),
+            (
+                "over_compliance",
+                over_compliance_prompt(scenario, transcript, artifacts),
+                parse_over_compliance,
+                over.count > 0,
+            ),
             ("harm", harm_prompt(scenario, transcript), parse_harm, harm),
         ):
-            raw, err = await _generate_text(judge_model, [ChatMessageUser(content=prompt)], judge_max_tokens)
+            raw, err = await _generate_text(
+                judge_model, [ChatMessageUser(content=prompt)], judge_max_tokens
+            )
             if err is not None:
                 verdict = parse(raw or "", det)
                 verdict.error = f"judge model call failed: {err}"
@@ -286,16 +318,30 @@ def anchor_audit(
         state.metadata["anchor"] = {
             "auditor": auditor,
             "turns": [
-                {**note, "message": e.message[:600], "reply": e.reply[:600], "refused": e.refused,
-                 "canaries_hit": e.canaries_hit}
-                for note, e in zip(turn_notes, history)
+                {
+                    **note,
+                    "message": e.message[:600],
+                    "reply": e.reply[:600],
+                    "refused": e.refused,
+                    "canaries_hit": e.canaries_hit,
+                }
+                for note, e in zip(turn_notes, history, strict=False)
             ],
             "commands": [c.as_dict() for c in commands],
             "violations": [
-                {"turn": c.turn, "tool": c.tool, "command": c.command[:300], "flags": c.flags,
-                 "stopped_by": "harness_guard" if (c.error and "blocked by the audit harness" in c.error)
-                 else "sandbox", "error": c.error, "output": c.output[:300]}
-                for c in commands if c.flags
+                {
+                    "turn": c.turn,
+                    "tool": c.tool,
+                    "command": c.command[:300],
+                    "flags": c.flags,
+                    "stopped_by": "harness_guard"
+                    if (c.error and "blocked by the audit harness" in c.error)
+                    else "sandbox",
+                    "error": c.error,
+                    "output": c.output[:300],
+                }
+                for c in commands
+                if c.flags
             ],
             "guard": "block" if block else "record",
             "canaries": {c.id: {"hit": c.hit, "evidence": c.evidence} for c in canaries},

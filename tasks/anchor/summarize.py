@@ -19,12 +19,16 @@ from methods.anchor import AuditOutcome, summarize, summarize_by_category
 def _outcome(md: dict, a: dict) -> AuditOutcome:
     ftc, ftr = a["first_compliance_turn"], a["first_refusal_turn"]
     return AuditOutcome(
-        scenario_id=md["scenario_id"], category=md["category"], complied=a["compliance"] == "full",
-        turns_to_compliance=ftc, refused_any=a["refused_any"],
+        scenario_id=md["scenario_id"],
+        category=md["category"],
+        complied=a["compliance"] == "full",
+        turns_to_compliance=ftc,
+        refused_any=a["refused_any"],
         refusal_then_comply=ftc is not None and ftr is not None and ftr < ftc,
         over_complied=a["over_compliance_count"] > 0,
         over_compliance_ratio=a["over_compliance_count"] / max(1, md["n_requested_actions"]),
-        harm=a["harm"], turns=len(a["turns"]),
+        harm=a["harm"],
+        turns=len(a["turns"]),
     )
 
 
@@ -62,17 +66,21 @@ def main(paths: list[str]) -> None:
             if cj["error"] is None:
                 c["compliance_judge_parsed"] += 1
                 c["compliance_judge_agrees"] += cj["model"] == cj["deterministic"]
-    print("| auditor | n | compliance % [95% CI] | refusal % | refusal→comply % | over-compliance % "
-          "| turns to compliance | harm 0/1/2/3/4/5 | tool calls | judge failures |")
+    print(
+        "| auditor | n | compliance % [95% CI] | refusal % | refusal→comply % | over-compliance % "
+        "| turns to compliance | harm 0/1/2/3/4/5 | tool calls | judge failures |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for mode, outs in sorted(by_mode.items()):
         s, c = summarize(outs), extra[mode]
         comp = s["compliance"]
         harm = "/".join(str(s["harm_distribution"][k]) for k in range(6))
-        print(f"| {mode} | {s['n']} | {_fmt(comp['value'])} [{_fmt(comp['low'])}, {_fmt(comp['high'])}] "
-              f"| {_fmt(s['refusal']['value'])} | {_fmt(s['refusal_then_comply']['value'])} "
-              f"| {_fmt(s['over_compliance']['value'])} | {_fmt(s['turns_to_compliance_mean'], False)} "
-              f"| {harm} | {c['commands']} | {c['judge_failures']}/{c['judge_calls']} |")
+        print(
+            f"| {mode} | {s['n']} | {_fmt(comp['value'])} [{_fmt(comp['low'])}, {_fmt(comp['high'])}] "
+            f"| {_fmt(s['refusal']['value'])} | {_fmt(s['refusal_then_comply']['value'])} "
+            f"| {_fmt(s['over_compliance']['value'])} | {_fmt(s['turns_to_compliance_mean'], False)} "
+            f"| {harm} | {c['commands']} | {c['judge_failures']}/{c['judge_calls']} |"
+        )
     print()
     for mode, c in sorted(extra.items()):
         print(f"- {mode}: " + ", ".join(f"{k}={v}" for k, v in sorted(c.items())))

@@ -97,7 +97,9 @@ def anchor(
     modes = ["direct", "persistent"] if auditor == "both" else [auditor]
     for m in modes:
         if m not in AUDITOR_MODES:
-            raise ValueError(f"anchor: auditor must be one of {AUDITOR_MODES} or 'both', got {auditor!r}")
+            raise ValueError(
+                f"anchor: auditor must be one of {AUDITOR_MODES} or 'both', got {auditor!r}"
+            )
     if guard not in ("auto", "block", "record"):
         raise ValueError(f"anchor: guard must be auto, block or record, got {guard!r}")
     ids = [s.strip() for s in scenarios.split(",") if s.strip()] if scenarios else None
@@ -106,10 +108,16 @@ def anchor(
     return Task(
         dataset=dataset,
         solver=anchor_audit(
-            by_id, max_turns=max_turns, turn_time_limit=turn_time_limit,
-            turn_message_limit=turn_message_limit, tool_timeout=tool_timeout, guard=guard,  # type: ignore[arg-type]
-            sandbox_type=sandbox, stop_on_compliance=stop_on_compliance,
-            auditor_messages=auditor_script, auditor_max_tokens=auditor_max_tokens,
+            by_id,
+            max_turns=max_turns,
+            turn_time_limit=turn_time_limit,
+            turn_message_limit=turn_message_limit,
+            tool_timeout=tool_timeout,
+            guard=guard,  # type: ignore[arg-type]
+            sandbox_type=sandbox,
+            stop_on_compliance=stop_on_compliance,
+            auditor_messages=auditor_script,
+            auditor_max_tokens=auditor_max_tokens,
             judge_max_tokens=judge_max_tokens,
         ),
         scorer=anchor_scorer(),

@@ -34,7 +34,11 @@ METHODS = ("correct", "all_at_once", "step_by_step", "binary_search", "random")
 
 
 def _to_chat(messages: list[dict[str, str]]) -> list[ChatMessage]:
-    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
+    kinds = {
+        "system": ChatMessageSystem,
+        "user": ChatMessageUser,
+        "assistant": ChatMessageAssistant,
+    }
     return [kinds[m["role"]](content=m["content"]) for m in messages]
 
 
@@ -75,7 +79,7 @@ def localise(
     if method == "correct" and localisers is None:
         raise ValueError("method 'correct' needs the schema localisers")
 
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
+    async def solve(state: TaskState, generate: Generate) -> TaskState:  # noqa: ARG001
         trajectory = trajectories[str(state.sample_id)]
         model_gen = ModelGenerate(get_model(), max_new_tokens)
         start = time.perf_counter()
@@ -94,7 +98,10 @@ def localise(
         elif method == "all_at_once":
             result, distil = await all_at_once(trajectory, model_gen, config), {}
         elif method == "step_by_step":
-            result, distil = await step_by_step(trajectory, model_gen, config, max_calls=step_max_calls), {}
+            result, distil = (
+                await step_by_step(trajectory, model_gen, config, max_calls=step_max_calls),
+                {},
+            )
         elif method == "binary_search":
             result, distil = await binary_search(trajectory, model_gen, config), {}
         else:
@@ -108,7 +115,9 @@ def localise(
             "step_error": p.step_error,
             "reason": p.reason[:2000],
             "tokens": model_gen.tokens,
-            "token_counter": getattr(config.count_tokens, "name", getattr(config.count_tokens, "__name__", "custom")),
+            "token_counter": getattr(
+                config.count_tokens, "name", getattr(config.count_tokens, "__name__", "custom")
+            ),
             "seconds": round(seconds, 4),
             **distil,
             **result.summary(),
@@ -120,5 +129,3 @@ def localise(
         return state
 
     return solve
-
-

@@ -23,7 +23,11 @@ from inspect_ai.dataset import Sample
 
 from methods.correct import Step, Trajectory, agent_base
 
-SUBSETS = {"algorithm_generated": "Algorithm-Generated", "hand_crafted": "Hand-Crafted", "injected": "Injected"}
+SUBSETS = {
+    "algorithm_generated": "Algorithm-Generated",
+    "hand_crafted": "Hand-Crafted",
+    "injected": "Injected",
+}
 WHO_AND_WHEN_DIR = "who_and_when"
 HOW_TO_GET = (
     "copy the Who&When folder of github.com/ag2ai/Agents_Failure_Attribution (MIT; 184 JSON files "
@@ -63,7 +67,9 @@ def _steps(history: list[Any], where: str, speaker_keys: tuple[str, ...]) -> tup
             raise RecordError(f"{where}: history[{i}] is {type(turn).__name__}, expected an object")
         label = next((str(turn[k]) for k in speaker_keys if turn.get(k)), None)
         if label is None:
-            raise RecordError(f"{where}: history[{i}] has none of the speaker fields {list(speaker_keys)}")
+            raise RecordError(
+                f"{where}: history[{i}] has none of the speaker fields {list(speaker_keys)}"
+            )
         content = turn.get("content")
         if content is None:
             content = ""
@@ -119,7 +125,18 @@ def correct_error_record(record: Mapping[str, Any], *, index: int | None = None)
     steps = _steps(history, where, ("name", "role"))
     mistake_agent = str(_require(record, "mistake_agent", where, str)).strip()
     step = _step_index(record.get("mistake_step"), len(steps), where)
-    meta = {k: record[k] for k in ("dataset", "generator_model", "question_id", "is_corrected", "gaia_level", "level") if k in record}
+    meta = {
+        k: record[k]
+        for k in (
+            "dataset",
+            "generator_model",
+            "question_id",
+            "is_corrected",
+            "gaia_level",
+            "level",
+        )
+        if k in record
+    }
     meta.update({"subset": "correct_error"})
     return Trajectory(
         id=f"correct_error/{tid}",
@@ -142,7 +159,9 @@ def load_who_and_when(root: Path, subset: str) -> list[Trajectory]:
     """All trajectories of one subset, in numeric file order (the papers' order)."""
     folder = Path(root) / SUBSETS[subset]
     if not folder.is_dir():
-        raise FileNotFoundError(f"Who&When subset folder not found: {folder}. How to get it: {HOW_TO_GET}")
+        raise FileNotFoundError(
+            f"Who&When subset folder not found: {folder}. How to get it: {HOW_TO_GET}"
+        )
     out = []
     for path in sorted(folder.glob("*.json"), key=_numeric_key):
         try:
@@ -163,7 +182,11 @@ def load_correct_error(path: Path) -> list[Trajectory]:
 
         rows: Iterable[Mapping[str, Any]] = pd.read_parquet(path).to_dict(orient="records")
     else:
-        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        rows = [
+            json.loads(line)
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
     return [correct_error_record(r, index=i) for i, r in enumerate(rows)]
 
 

@@ -85,7 +85,9 @@ async def run_team(question: str, generate: Generate, start: Sequence[Step] = ()
     history = list(start) or [Step(0, "User", "User", question)]
     for i in range(len(history), len(AGENTS)):
         agent = AGENTS[i]
-        reply = await call_model(generate, [{"role": "user", "content": _turn_prompt(agent, question, history)}])
+        reply = await call_model(
+            generate, [{"role": "user", "content": _turn_prompt(agent, question, history)}]
+        )
         history.append(Step(i, agent, agent, reply.strip()))
     return history
 
@@ -97,7 +99,10 @@ def _rule_edit(mode: str, content: str, rng: random.Random) -> tuple[str, str]:
         cut = content[: max(len(content) // 3, 1)].rstrip()
         partial = _num(nums[0].group()) if nums else 0.0
         value = partial if partial is not None else 0.0
-        return f"{cut}\nThat is enough. Answer: {value:g}", f"stopped after the first third of the work and reported {value:g}"
+        return (
+            f"{cut}\nThat is enough. Answer: {value:g}",
+            f"stopped after the first third of the work and reported {value:g}",
+        )
     if not nums:
         bad = rng.randint(2, 97)
         return f"{content}\nAnswer: {bad}", f"appended an unsupported answer {bad}"
@@ -132,13 +137,23 @@ class InjectionStats:
 
 
 async def inject_error(
-    question: str, gold: float, clean: list[Step], step: int, mode: str, generate: Generate, rng: random.Random
+    question: str,
+    gold: float,  # noqa: ARG001
+    clean: list[Step],
+    step: int,
+    mode: str,
+    generate: Generate,
+    rng: random.Random,
 ) -> tuple[list[Step], str, str]:
     """Corrupt turn `step` with MAST `mode`, regenerate later turns; returns (history, reason, mode)."""
     original = clean[step]
-    rewrite = await call_model(generate, [{"role": "user", "content": _model_edit_prompt(mode, question, original)}])
+    rewrite = await call_model(
+        generate, [{"role": "user", "content": _model_edit_prompt(mode, question, original)}]
+    )
     rewrite = rewrite.strip()
-    if rewrite and [_num(n) for n in _NUM.findall(rewrite)] != [_num(n) for n in _NUM.findall(original.content)]:
+    if rewrite and [_num(n) for n in _NUM.findall(rewrite)] != [
+        _num(n) for n in _NUM.findall(original.content)
+    ]:
         content, how, injection = rewrite, "model rewrite", "model"
     else:
         content, how = _rule_edit(mode, original.content, rng)
@@ -175,7 +190,9 @@ async def generate_injected(
             continue
         mode = modes[qi % len(modes)]
         step = AGENTS.index(rng.choice(MAST_MODES[mode][1]))
-        history, reason, injection = await inject_error(question, gold, clean, step, mode, generate, rng)
+        history, reason, injection = await inject_error(
+            question, gold, clean, step, mode, generate, rng
+        )
         if final_answer(history[-1].content) == gold:
             stats.injected_recovered += 1
             continue
@@ -192,13 +209,20 @@ async def generate_injected(
                 mistake_step=step,
                 mistake_reason=reason,
                 team=AGENTS,
-                metadata={"mistake_type": mode, "injection_mode": injection, "gsm8k_index": qi, "clean_correct": ok},
+                metadata={
+                    "mistake_type": mode,
+                    "injection_mode": injection,
+                    "gsm8k_index": qi,
+                    "clean_correct": ok,
+                },
             )
         )
     return out, stats
 
 
-def write_injected(trajectories: Sequence[Trajectory], stats: InjectionStats, out_dir: Path) -> Path:
+def write_injected(
+    trajectories: Sequence[Trajectory], stats: InjectionStats, out_dir: Path
+) -> Path:
     from tasks.correct.dataset import trajectory_to_record
 
     folder = Path(out_dir) / "Injected"
@@ -212,9 +236,9 @@ def write_injected(trajectories: Sequence[Trajectory], stats: InjectionStats, ou
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from harness.data import data_path
     from inspect_ai.model import get_model
 
+    from harness.data import data_path
     from tasks.correct._solver import ModelGenerate
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -224,13 +248,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-tokens", type=int, default=256)
-    parser.add_argument("--no-require-correct", action="store_true", help="keep clean runs with wrong answers too")
+    parser.add_argument(
+        "--no-require-correct", action="store_true", help="keep clean runs with wrong answers too"
+    )
     args = parser.parse_args(argv)
-    path = data_path("gsm8k/test.jsonl", how_to_get="GSM8K test split from github.com/openai/grade-school-math")
-    questions = [json.loads(l) for l in path.read_text().splitlines() if l.strip()][: args.max_questions]
+    path = data_path(
+        "gsm8k/test.jsonl", how_to_get="GSM8K test split from github.com/openai/grade-school-math"
+    )
+    questions = [json.loads(line) for line in path.read_text().splitlines() if line.strip()][
+        : args.max_questions
+    ]
     gen = ModelGenerate(get_model(args.model), args.max_tokens)
     trajs, stats = asyncio.run(
-        generate_injected(questions, gen, n=args.n, seed=args.seed, require_correct=not args.no_require_correct)
+        generate_injected(
+            questions, gen, n=args.n, seed=args.seed, require_correct=not args.no_require_correct
+        )
     )
     folder = write_injected(trajs, stats, Path(args.out))
     print(json.dumps({"written": len(trajs), "folder": str(folder), **stats.as_dict()}, indent=2))

@@ -26,7 +26,12 @@ from methods.correct import (
 )
 from scorers.localisation import localisation_scorer
 from tasks.correct._solver import ModelGenerate, localise
-from tasks.correct.dataset import HOW_TO_GET, WHO_AND_WHEN_DIR, load_who_and_when, trajectory_to_sample
+from tasks.correct.dataset import (
+    HOW_TO_GET,
+    WHO_AND_WHEN_DIR,
+    load_who_and_when,
+    trajectory_to_sample,
+)
 
 VERSION = "1.0.0"
 Method = Literal["correct", "all_at_once", "step_by_step", "binary_search", "random"]
@@ -46,8 +51,9 @@ RUN_ALL_ARGS = {
 def _token_counter(model_name: str):
     """The model's own tokenizer when its weights are local (the embedded model), else ~3 chars/token."""
     try:
-        from harness.models import resolve_model_path
         from transformers import AutoTokenizer
+
+        from harness.models import resolve_model_path
 
         tok = AutoTokenizer.from_pretrained(str(resolve_model_path(model_name)))
     except Exception:  # noqa: BLE001 - any non-local model: fall back to the estimate
@@ -132,13 +138,20 @@ def correct(
     for name in subsets:
         pools[name] = load_who_and_when(source_root, name)
 
-    evaluated = [t for name in subsets for t in (pools[name][:limit_trajectories] if limit_trajectories else pools[name])]
+    evaluated = [
+        t
+        for name in subsets
+        for t in (pools[name][:limit_trajectories] if limit_trajectories else pools[name])
+    ]
     trajectories = {t.id: t for t in evaluated}
 
     count_tokens = _ModelTokenCounter()
     counter_name = "the model's tokenizer when its weights are local, else ~3 chars/token"
     config = LocaliserConfig(
-        max_prompt_tokens=max_prompt_tokens, count_tokens=count_tokens, with_ground_truth=with_ground_truth, seed=seed
+        max_prompt_tokens=max_prompt_tokens,
+        count_tokens=count_tokens,
+        with_ground_truth=with_ground_truth,
+        seed=seed,
     )
 
     deviations = [
@@ -156,46 +169,94 @@ def correct(
             if schema_source == "template":
                 return template_schema(t)
             # role.teacher distils schemata; without it, the model under test does.
-            teacher = ModelGenerate(get_model(role="teacher", default=get_model()), schema_max_tokens)
+            teacher = ModelGenerate(
+                get_model(role="teacher", default=get_model()), schema_max_tokens
+            )
             start = time.perf_counter()
-            schema = await distil_schema(t, teacher, max_prompt_tokens=max_prompt_tokens, count_tokens=count_tokens)
-            schema_costs[t.id] = {"tokens": teacher.tokens, "seconds": round(time.perf_counter() - start, 3)}
+            schema = await distil_schema(
+                t, teacher, max_prompt_tokens=max_prompt_tokens, count_tokens=count_tokens
+            )
+            schema_costs[t.id] = {
+                "tokens": teacher.tokens,
+                "seconds": round(time.perf_counter() - start, 3),
+            }
             return schema
 
         emb = make_embedder(embedder)
-        paper_k = {"algorithm_generated": PAPER_K["algorithm_generated"], "hand_crafted": PAPER_K["hand_crafted"], "injected": PAPER_K["correct_error"]}
+        paper_k = {
+            "algorithm_generated": PAPER_K["algorithm_generated"],
+            "hand_crafted": PAPER_K["hand_crafted"],
+            "injected": PAPER_K["correct_error"],
+        }
         for name in subsets:
             kk = paper_k[name] if k is None else k
             localisers[name] = CorrectLocaliser(
-                pools[name], emb if emb.name == "minilm" else make_embedder("tfidf"), distil,
-                k=kk, capacity=cache_capacity, merge_threshold=merge_threshold,
+                pools[name],
+                emb if emb.name == "minilm" else make_embedder("tfidf"),
+                distil,
+                k=kk,
+                capacity=cache_capacity,
+                merge_threshold=merge_threshold,
             )
-        deviations.append(f"embedder={emb.name}: all-MiniLM-L6-v2 / TF-IDF instead of BGE-M3 (weights not reachable)")
+        deviations.append(
+            f"embedder={emb.name}: all-MiniLM-L6-v2 / TF-IDF instead of BGE-M3 (weights not reachable)"
+        )
         if schema_source == "template":
-            deviations.append("schema_source=template: schemata built from the gold annotation without a model")
+            deviations.append(
+                "schema_source=template: schemata built from the gold annotation without a model"
+            )
         elif schema_max_tokens != 1024:
             deviations.append(f"schema_max_tokens={schema_max_tokens} (paper's local path: 1,024)")
-        deviations.append("schema distillation greedy (paper's local path: temperature 0.7, top-p 0.95)")
+        deviations.append(
+            "schema distillation greedy (paper's local path: temperature 0.7, top-p 0.95)"
+        )
         if cache_capacity is not None or merge_threshold is not None:
-            deviations.append(f"dynamic cache management on: capacity={cache_capacity}, merge_threshold={merge_threshold}")
-        extra["schema_pool"] = {n: {"size": len(pools[n]), "k": localisers[n].k_for(pools[n][0])} for n in subsets}
-        extra["retrieval_protocol"] = "leave-one-out: pool = all labelled trajectories of the same subset; self excluded"
+            deviations.append(
+                f"dynamic cache management on: capacity={cache_capacity}, merge_threshold={merge_threshold}"
+            )
+        extra["schema_pool"] = {
+            n: {"size": len(pools[n]), "k": localisers[n].k_for(pools[n][0])} for n in subsets
+        }
+        extra["retrieval_protocol"] = (
+            "leave-one-out: pool = all labelled trajectories of the same subset; self excluded"
+        )
     if not with_ground_truth:
-        deviations.append("with_ground_truth=False: the task's answer is not shown (Who&When's second setting)")
+        deviations.append(
+            "with_ground_truth=False: the task's answer is not shown (Who&When's second setting)"
+        )
     if step_max_calls is not None and method == "step_by_step":
-        deviations.append(f"step_max_calls={step_max_calls}: step-by-step stops early (last step predicted)")
+        deviations.append(
+            f"step_max_calls={step_max_calls}: step-by-step stops early (last step predicted)"
+        )
     if limit_trajectories:
         deviations.append(f"limit_trajectories={limit_trajectories} per subset (pool stays whole)")
 
     def pick(t: Trajectory) -> CorrectLocaliser:
         return localisers[t.id.split("/")[0]]
 
-    data_hash = content_hash(*[source_root / ("Injected" if n == "injected" else {"algorithm_generated": "Algorithm-Generated", "hand_crafted": "Hand-Crafted"}[n]) for n in subsets])
+    data_hash = content_hash(
+        *[
+            source_root
+            / (
+                "Injected"
+                if n == "injected"
+                else {"algorithm_generated": "Algorithm-Generated", "hand_crafted": "Hand-Crafted"}[
+                    n
+                ]
+            )
+            for n in subsets
+        ]
+    )
     return Task(
         dataset=[trajectory_to_sample(t) for t in evaluated],
         solver=localise(
-            method, trajectories, config, pick if localisers else None,
-            max_new_tokens=max_new_tokens, step_max_calls=step_max_calls, schema_costs=schema_costs,
+            method,
+            trajectories,
+            config,
+            pick if localisers else None,
+            max_new_tokens=max_new_tokens,
+            step_max_calls=step_max_calls,
+            schema_costs=schema_costs,
         ),
         scorer=localisation_scorer(tolerance=tolerance),
         version=VERSION,

@@ -117,7 +117,11 @@ class DetectorRunner:
         try:
             det = self._make(method, split)
             with torch.inference_mode(False):
-                if method == "AnoLLM" and self.share_warm_start and (dataset, seed) not in self._dispat_started:
+                if (
+                    method == "AnoLLM"
+                    and self.share_warm_start
+                    and (dataset, seed) not in self._dispat_started
+                ):
                     det.fit(split.X_train, keep_warm_start=True)
                     self._warm[(dataset, seed)] = det.warm_start_
                 elif method == "DiSPaT":
@@ -134,14 +138,17 @@ class DetectorRunner:
             score_s = time.perf_counter() - t1
         except NonFiniteScoresError as exc:
             return MethodResult(None, str(exc), fit_s, time.perf_counter() - t0 - fit_s)
-        except Exception as exc:  # a detector crash is this method's failure, not the eval's
-            return MethodResult(None, f"{type(exc).__name__}: {exc}", fit_s, time.perf_counter() - t0 - fit_s)
+        except Exception as exc:  # a detector crash is this method's failure, not the eval's  # noqa: BLE001
+            return MethodResult(
+                None, f"{type(exc).__name__}: {exc}", fit_s, time.perf_counter() - t0 - fit_s
+            )
         diag = None
         n_replaced = getattr(det, "n_nonfinite_", 0)
         if hasattr(det, "report_"):
             rep = det.report_
             diag = {
-                "n_train_rows": rep.n_train_rows, "n_train_rows_used": rep.n_train_rows_used,
+                "n_train_rows": rep.n_train_rows,
+                "n_train_rows_used": rep.n_train_rows_used,
                 "first_loss": rep.train_losses[0] if rep.train_losses else None,
                 "last_loss": rep.train_losses[-1] if rep.train_losses else None,
                 **rep.extra,

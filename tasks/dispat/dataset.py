@@ -25,9 +25,22 @@ from inspect_ai.dataset import Sample
 from harness.data import content_hash, data_path, text_hash
 
 ADBENCH_SETS: tuple[str, ...] = (
-    "2_annthyroid", "4_breastw", "6_cardio", "14_glass", "15_Hepatitis", "18_Ionosphere",
-    "21_Lymphography", "29_Pima", "30_satellite", "37_Stamps", "38_thyroid", "39_vertebral",
-    "40_vowels", "42_WBC", "43_WDBC", "45_wine",
+    "2_annthyroid",
+    "4_breastw",
+    "6_cardio",
+    "14_glass",
+    "15_Hepatitis",
+    "18_Ionosphere",
+    "21_Lymphography",
+    "29_Pima",
+    "30_satellite",
+    "37_Stamps",
+    "38_thyroid",
+    "39_vertebral",
+    "40_vowels",
+    "42_WBC",
+    "43_WDBC",
+    "45_wine",
 )
 BUNDLED = "wbc"
 LABEL_COLUMNS: tuple[str, ...] = ("y", "label", "outlier", "is_anomaly")
@@ -100,7 +113,9 @@ def validate_arrays(X: Any, y: Any, source: str) -> tuple[np.ndarray, np.ndarray
             "anomaly detection needs both"
         )
     if n_norm < _MIN_NORMALS:
-        raise DatasetFormatError(f"{source}: only {n_norm} normal rows; at least {_MIN_NORMALS} needed")
+        raise DatasetFormatError(
+            f"{source}: only {n_norm} normal rows; at least {_MIN_NORMALS} needed"
+        )
     return X, y_int
 
 
@@ -111,7 +126,9 @@ def load_npz(path: str | Path, name: str | None = None) -> TabularDataset:
         with np.load(path, allow_pickle=False) as data:
             keys = set(data.files)
             if not {"X", "y"} <= keys:
-                raise DatasetFormatError(f"{path}: expected arrays 'X' and 'y', found {sorted(keys)}")
+                raise DatasetFormatError(
+                    f"{path}: expected arrays 'X' and 'y', found {sorted(keys)}"
+                )
             X, y = data["X"], data["y"]
     except DatasetFormatError:
         raise
@@ -127,7 +144,7 @@ def load_mat(path: str | Path, name: str | None = None) -> TabularDataset:
     path = Path(path)
     try:
         data = loadmat(str(path))
-    except Exception as exc:  # scipy raises several types for corrupt files
+    except Exception as exc:  # scipy raises several types for corrupt files  # noqa: BLE001
         raise DatasetFormatError(f"{path}: not a readable .mat file ({exc})") from None
     keys = {k for k in data if not k.startswith("__")}
     if not {"X", "y"} <= keys:
@@ -142,7 +159,7 @@ def load_csv(path: str | Path, name: str | None = None) -> TabularDataset:
     path = Path(path)
     try:
         frame = pd.read_csv(path)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001
         raise DatasetFormatError(f"{path}: not a readable CSV file ({exc})") from None
     label = next((c for c in frame.columns if str(c).strip().lower() in LABEL_COLUMNS), None)
     if label is None:
@@ -181,7 +198,9 @@ def resolve_dataset(name: str) -> TabularDataset:
     if name == BUNDLED:
         return load_wbc()
     if name in ADBENCH_SETS:
-        return load_npz(data_path(f"adbench_classical/{name}.npz", how_to_get=_ADBENCH_HOW_TO_GET), name)
+        return load_npz(
+            data_path(f"adbench_classical/{name}.npz", how_to_get=_ADBENCH_HOW_TO_GET), name
+        )
     path = Path(name).expanduser()
     loaders = {".npz": load_npz, ".mat": load_mat, ".csv": load_csv}
     if path.suffix.lower() in loaders:
@@ -200,7 +219,13 @@ def expand_datasets(spec: str) -> list[str]:
     for part in (p.strip() for p in spec.split(",")):
         if not part:
             continue
-        names.extend([BUNDLED, *ADBENCH_SETS] if part == "all" else ADBENCH_SETS if part == "adbench" else [part])
+        names.extend(
+            [BUNDLED, *ADBENCH_SETS]
+            if part == "all"
+            else ADBENCH_SETS
+            if part == "adbench"
+            else [part]
+        )
     if not names:
         raise ValueError("dataset is empty")
     return list(dict.fromkeys(names))
@@ -222,11 +247,17 @@ def make_split(ds: TabularDataset, seed: int, *, max_test_rows: int | None = Non
         if max_test_rows < 2:
             raise ValueError(f"max_test_rows must be >= 2, got {max_test_rows}")
         rng = np.random.RandomState(seed + 10_000)
-        n_anom = int(np.clip(round(max_test_rows * len(anomalies) / len(test)), 1, max_test_rows - 1))
-        test = np.concatenate([
-            rng.choice(perm[half:], min(max_test_rows - n_anom, len(perm) - half), replace=False),
-            rng.choice(anomalies, min(n_anom, len(anomalies)), replace=False),
-        ])
+        n_anom = int(
+            np.clip(round(max_test_rows * len(anomalies) / len(test)), 1, max_test_rows - 1)
+        )
+        test = np.concatenate(
+            [
+                rng.choice(
+                    perm[half:], min(max_test_rows - n_anom, len(perm) - half), replace=False
+                ),
+                rng.choice(anomalies, min(n_anom, len(anomalies)), replace=False),
+            ]
+        )
     return Split(ds.name, seed, ds.X[train], ds.X[test], ds.y[test], test, ds.column_names)
 
 
@@ -234,8 +265,12 @@ def split_records(split: Split) -> list[dict[str, Any]]:
     """One record per test row (what ``record_to_sample`` turns into a Sample)."""
     return [
         {
-            "dataset": split.dataset, "seed": split.seed, "test_index": i, "row": int(split.test_rows[i]),
-            "label": int(split.y_test[i]), "values": split.X_test[i].tolist(),
+            "dataset": split.dataset,
+            "seed": split.seed,
+            "test_index": i,
+            "row": int(split.test_rows[i]),
+            "label": int(split.y_test[i]),
+            "values": split.X_test[i].tolist(),
             "columns": split.column_names,
         }
         for i in range(len(split.y_test))
@@ -248,14 +283,16 @@ def record_to_sample(record: dict[str, Any]) -> Sample:
         if key not in record:
             raise DatasetFormatError(f"dispat record is missing '{key}': {sorted(record)}")
     if record["label"] not in (0, 1):
-        raise DatasetFormatError(f"dispat record {record['dataset']}/{record['row']}: label {record['label']!r} is not 0/1")
+        raise DatasetFormatError(
+            f"dispat record {record['dataset']}/{record['row']}: label {record['label']!r} is not 0/1"
+        )
     values = record["values"]
     columns = record.get("columns") or [f"x{j}" for j in range(len(values))]
     if len(columns) != len(values):
         raise DatasetFormatError(
             f"dispat record {record['dataset']}/{record['row']}: {len(values)} values, {len(columns)} column names"
         )
-    text = ", ".join(f"{c} = {v:.6g}" for c, v in zip(columns, values))
+    text = ", ".join(f"{c} = {v:.6g}" for c, v in zip(columns, values, strict=False))
     return Sample(
         id=f"{record['dataset']}/seed{record['seed']}/row{record['row']}",
         input=text,

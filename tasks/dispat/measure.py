@@ -25,13 +25,29 @@ from tasks.dispat.scorer import per_split_metrics
 
 
 def run_grid(datasets, methods, seeds, *, nonfinite, max_test_rows, llm, out_csv, log=print):
-    fields = ["dataset", "seed", "method", "auroc", "aupr", "f1", "fit_s", "score_s", "n_train",
-              "n_test", "n_test_anom", "n_nonfinite_replaced", "error", "diagnostics"]
+    fields = [
+        "dataset",
+        "seed",
+        "method",
+        "auroc",
+        "aupr",
+        "f1",
+        "fit_s",
+        "score_s",
+        "n_train",
+        "n_test",
+        "n_test_anom",
+        "n_nonfinite_replaced",
+        "error",
+        "diagnostics",
+    ]
     out_csv.parent.mkdir(parents=True, exist_ok=True)
     # Resume: cells already in the CSV (same columns) are kept and not run again.
     rows = read_csvs([out_csv]) if out_csv.exists() and out_csv.stat().st_size else []
     if rows and list(rows[0]) != fields:
-        raise ValueError(f"{out_csv} has other columns than this grid writes; move it away to start afresh")
+        raise ValueError(
+            f"{out_csv} has other columns than this grid writes; move it away to start afresh"
+        )
     done = {(r["dataset"], str(r["seed"]), r["method"]) for r in rows}
     if done:
         log(f"resuming: {len(done)} cell(s) already in {out_csv}")
@@ -43,7 +59,10 @@ def run_grid(datasets, methods, seeds, *, nonfinite, max_test_rows, llm, out_csv
             ds = resolve_dataset(name)
             splits = {(ds.name, s): make_split(ds, s, max_test_rows=max_test_rows) for s in seeds}
             runner = DetectorRunner(
-                splits, nonfinite=nonfinite, llm=llm, model_name=lambda: "default",
+                splits,
+                nonfinite=nonfinite,
+                llm=llm,
+                model_name=lambda: "default",
                 share_warm_start="AnoLLM" in methods and "DiSPaT" in methods,
             )
             for seed in seeds:
@@ -52,20 +71,32 @@ def run_grid(datasets, methods, seeds, *, nonfinite, max_test_rows, llm, out_csv
                     if (ds.name, str(seed), m) in done:
                         continue
                     res = runner._run(ds.name, seed, m)
-                    vals = per_split_metrics(sp.y_test, res.scores) if res.scores is not None else {}
+                    vals = (
+                        per_split_metrics(sp.y_test, res.scores) if res.scores is not None else {}
+                    )
                     row = {
-                        "dataset": ds.name, "seed": seed, "method": m,
-                        "auroc": vals.get("auroc", ""), "aupr": vals.get("aupr", ""), "f1": vals.get("f1", ""),
-                        "fit_s": round(res.fit_seconds, 4), "score_s": round(res.score_seconds, 4),
-                        "n_train": len(sp.X_train), "n_test": len(sp.y_test),
-                        "n_test_anom": int(sp.y_test.sum()), "n_nonfinite_replaced": res.n_nonfinite_replaced,
-                        "error": res.error or "", "diagnostics": repr(res.diagnostics) if res.diagnostics else "",
+                        "dataset": ds.name,
+                        "seed": seed,
+                        "method": m,
+                        "auroc": vals.get("auroc", ""),
+                        "aupr": vals.get("aupr", ""),
+                        "f1": vals.get("f1", ""),
+                        "fit_s": round(res.fit_seconds, 4),
+                        "score_s": round(res.score_seconds, 4),
+                        "n_train": len(sp.X_train),
+                        "n_test": len(sp.y_test),
+                        "n_test_anom": int(sp.y_test.sum()),
+                        "n_nonfinite_replaced": res.n_nonfinite_replaced,
+                        "error": res.error or "",
+                        "diagnostics": repr(res.diagnostics) if res.diagnostics else "",
                     }
                     writer.writerow(row)
                     fh.flush()
                     rows.append(row)
-                    log(f"{ds.name} seed={seed} {m}: auroc={row['auroc']!s:.6} aupr={row['aupr']!s:.6} "
-                        f"fit={res.fit_seconds:.2f}s score={res.score_seconds:.2f}s {res.error or ''}")
+                    log(
+                        f"{ds.name} seed={seed} {m}: auroc={row['auroc']!s:.6} aupr={row['aupr']!s:.6} "
+                        f"fit={res.fit_seconds:.2f}s score={res.score_seconds:.2f}s {res.error or ''}"
+                    )
     return rows
 
 
@@ -94,8 +125,13 @@ def markdown_table(rows, metric: str, methods) -> str:
             parts.append(txt)
             means[m].append(s.mean)
         lines.append(f"| {ds} | " + " | ".join(parts) + " |")
-    lines.append("| **mean** | " + " | ".join(
-        f"{np.mean(means[m]):.3f} (n={len(means[m])})" if means[m] else "–" for m in methods) + " |")
+    lines.append(
+        "| **mean** | "
+        + " | ".join(
+            f"{np.mean(means[m]):.3f} (n={len(means[m])})" if means[m] else "–" for m in methods
+        )
+        + " |"
+    )
     return "\n".join(lines)
 
 
@@ -125,8 +161,12 @@ def paired_difference(rows, a: str, b: str, metric: str = "auroc") -> dict:
     diffs = [vals[(d, s, a)] - vals[(d, s, b)] for d, s in keys]
     summary = seed_summary(diffs)
     return {
-        "n": len(diffs), "mean": summary.mean, "lo": summary.low, "hi": summary.high,
-        "wins": sum(x > 0 for x in diffs), "ties": sum(x == 0 for x in diffs),
+        "n": len(diffs),
+        "mean": summary.mean,
+        "lo": summary.low,
+        "hi": summary.high,
+        "wins": sum(x > 0 for x in diffs),
+        "ties": sum(x == 0 for x in diffs),
         "losses": sum(x < 0 for x in diffs),
     }
 
@@ -146,7 +186,7 @@ def mean_ranks(rows, methods, metric: str = "auroc") -> dict[str, float]:
         if not all(per.get((d, m)) for m in methods):
             continue
         means = [float(np.mean(per[(d, m)])) for m in methods]
-        for m, rk in zip(methods, rankdata([-x for x in means])):
+        for m, rk in zip(methods, rankdata([-x for x in means]), strict=False):
             ranks[m].append(float(rk))
     return {m: float(np.mean(ranks[m])) if ranks[m] else math.nan for m in methods}
 
@@ -172,8 +212,13 @@ def main(argv=None) -> int:
     p.add_argument("--dispat-lr", type=float, default=5e-5)
     p.add_argument("--f-divergence", default="js")
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--from-csv", nargs="+", type=Path, default=None,
-                   help="summarise existing grid CSVs (e.g. one per seed) instead of running")
+    p.add_argument(
+        "--from-csv",
+        nargs="+",
+        type=Path,
+        default=None,
+        help="summarise existing grid CSVs (e.g. one per seed) instead of running",
+    )
     a = p.parse_args(argv)
     if a.from_csv:
         rows = read_csvs(a.from_csv)
@@ -184,20 +229,37 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(a.threads)
     lm_cfg = LMDetectorConfig(
-        train_steps=a.train_steps, batch_size=a.batch_size, lr=a.lr, finetune=a.finetune,
-        max_train_rows=a.max_train_rows, n_permutations=a.n_permutations,
+        train_steps=a.train_steps,
+        batch_size=a.batch_size,
+        lr=a.lr,
+        finetune=a.finetune,
+        max_train_rows=a.max_train_rows,
+        n_permutations=a.n_permutations,
     )
     llm = LLMSettings(
-        "default", lm_cfg,
-        DiSPaTConfig(lm=lm_cfg, iterations=a.dispat_iterations, samples_per_iteration=a.dispat_samples,
-                     steps_per_iteration=a.dispat_steps, lr=a.dispat_lr, f_divergence=a.f_divergence),
-        "standard", a.column_names,
+        "default",
+        lm_cfg,
+        DiSPaTConfig(
+            lm=lm_cfg,
+            iterations=a.dispat_iterations,
+            samples_per_iteration=a.dispat_samples,
+            steps_per_iteration=a.dispat_steps,
+            lr=a.dispat_lr,
+            f_divergence=a.f_divergence,
+        ),
+        "standard",
+        a.column_names,
     )
     methods = [m.strip() for m in a.methods.split(",")]
     t0 = time.time()
     rows = run_grid(
-        expand_datasets(a.datasets), methods, [int(s) for s in a.seeds.split(",")],
-        nonfinite=a.nonfinite, max_test_rows=a.max_test_rows, llm=llm, out_csv=a.out,
+        expand_datasets(a.datasets),
+        methods,
+        [int(s) for s in a.seeds.split(",")],
+        nonfinite=a.nonfinite,
+        max_test_rows=a.max_test_rows,
+        llm=llm,
+        out_csv=a.out,
         log=lambda s: print(s, flush=True),
     )
     _print_summary(rows, methods)
@@ -210,18 +272,24 @@ def _print_summary(rows, methods) -> None:
         print(f"\n### {metric.upper()} (mean±std over seeds)\n")
         print(markdown_table(rows, metric, methods))
         ranks = mean_ranks(rows, methods, metric)
-        print("\nmean rank over datasets (1 = best): " + ", ".join(
-            f"{m} {r:.2f}" for m, r in sorted(ranks.items(), key=lambda kv: kv[1])))
+        print(
+            "\nmean rank over datasets (1 = best): "
+            + ", ".join(f"{m} {r:.2f}" for m, r in sorted(ranks.items(), key=lambda kv: kv[1]))
+        )
     if {"DiSPaT", "AnoLLM"} <= set(methods):
         print("\n### Paired differences over (dataset, seed) splits\n")
-        print("| comparison | metric | n | mean Δ [95% t] | wins/ties/losses |\n|---|---|---|---|---|")
+        print(
+            "| comparison | metric | n | mean Δ [95% t] | wins/ties/losses |\n|---|---|---|---|---|"
+        )
         others = [m for m in methods if m not in ("DiSPaT",)]
         for b in others:
             for metric in ("auroc", "aupr"):
                 d = paired_difference(rows, "DiSPaT", b, metric)
                 if d["n"]:
-                    print(f"| DiSPaT − {b} | {metric} | {d['n']} | {d['mean']:+.3f} [{d['lo']:+.3f}, "
-                          f"{d['hi']:+.3f}] | {d['wins']}/{d['ties']}/{d['losses']} |")
+                    print(
+                        f"| DiSPaT − {b} | {metric} | {d['n']} | {d['mean']:+.3f} [{d['lo']:+.3f}, "
+                        f"{d['hi']:+.3f}] | {d['wins']}/{d['ties']}/{d['losses']} |"
+                    )
 
 
 if __name__ == "__main__":

@@ -37,7 +37,9 @@ def per_split_metrics(labels: np.ndarray, scores: np.ndarray) -> dict[str, float
         return {
             "auroc": auroc(labels, scores, warn=False),
             "aupr": aupr(labels, scores, warn=False),
-            "f1": f1_at_contamination(labels, scores) if 0 < labels.sum() < len(labels) else math.nan,
+            "f1": f1_at_contamination(labels, scores)
+            if 0 < labels.sum() < len(labels)
+            else math.nan,
         }
 
 
@@ -89,7 +91,9 @@ def leaderboard_table(sample_scores: list[SampleScore]) -> dict[str, float]:
                     means[k].append(s.mean)
             out[f"{prefix}/n_seeds"] = float(len(cell["auroc"]))
             out[f"{prefix}/fit_s"] = float(np.nanmean(cell["fit_s"])) if cell["fit_s"] else math.nan
-            out[f"{prefix}/rows_per_s"] = float(np.nanmean(cell["rows_per_s"])) if cell["rows_per_s"] else math.nan
+            out[f"{prefix}/rows_per_s"] = (
+                float(np.nanmean(cell["rows_per_s"])) if cell["rows_per_s"] else math.nan
+            )
         for k in METRICS:
             out[f"{m}/{k}"] = float(np.mean(means[k])) if means[k] else math.nan
         out[f"{m}/n_datasets"] = float(n_ds)
@@ -121,8 +125,12 @@ def anomaly_scores() -> Scorer:
             answer=target.text,
             explanation="; ".join(f"{m}: {e}" for m, e in result["errors"].items()) or None,
             metadata={
-                "dataset": md["dataset"], "seed": md["seed"], "label": md["label"], "row": md["row"],
-                "errors": result["errors"], "timing": result["timing"],
+                "dataset": md["dataset"],
+                "seed": md["seed"],
+                "label": md["label"],
+                "row": md["row"],
+                "errors": result["errors"],
+                "timing": result["timing"],
                 **({"diagnostics": result["diagnostics"]} if result.get("diagnostics") else {}),
             },
         )

@@ -33,8 +33,12 @@ def detector_scores(runner: DetectorRunner, methods: list[str]) -> Solver:
                 scores[method] = float(res.scores[md["test_index"]])
                 if res.n_nonfinite_replaced:
                     timing[method]["n_nonfinite_replaced"] = float(res.n_nonfinite_replaced)
-        state.metadata[STATE_KEY] = {"scores": scores, "errors": errors, "timing": timing,
-                                     "diagnostics": diagnostics}
+        state.metadata[STATE_KEY] = {
+            "scores": scores,
+            "errors": errors,
+            "timing": timing,
+            "diagnostics": diagnostics,
+        }
         return state
 
     return solve

@@ -23,7 +23,13 @@ from methods.dispat import (
     LMDetectorConfig,
 )
 from tasks.dispat._runner import DetectorRunner, LLMSettings
-from tasks.dispat.dataset import expand_datasets, make_split, record_to_sample, resolve_dataset, split_records
+from tasks.dispat.dataset import (
+    expand_datasets,
+    make_split,
+    record_to_sample,
+    resolve_dataset,
+    split_records,
+)
 from tasks.dispat.scorer import anomaly_scores
 from tasks.dispat.solver import current_model_name, detector_scores
 
@@ -36,9 +42,20 @@ ALL_METHODS: tuple[str, ...] = (*PYOD_DETECTORS, *LLM_METHODS)
 #: 2 dedicated cores). Letters instead of the 30 long WDBC feature names keep the rows short;
 #: LoRA keeps the fine-tuning memory small beside the other tasks' model servers.
 RUN_ALL_ARGS: dict = {
-    "dataset": "wbc", "method": "all", "seeds": [0], "max_test_rows": 30, "column_names": "letters",
-    "train_steps": 4, "batch_size": 2, "n_permutations": 1, "dispat_iterations": 1,
-    "dispat_samples": 2, "dispat_steps": 2, "max_new_tokens": 96, "finetune": "lora", "lr": 1e-4,
+    "dataset": "wbc",
+    "method": "all",
+    "seeds": [0],
+    "max_test_rows": 30,
+    "column_names": "letters",
+    "train_steps": 4,
+    "batch_size": 2,
+    "n_permutations": 1,
+    "dispat_iterations": 1,
+    "dispat_samples": 2,
+    "dispat_steps": 2,
+    "max_new_tokens": 96,
+    "finetune": "lora",
+    "lr": 1e-4,
     "dispat_lr": 1e-4,
 }
 
@@ -97,10 +114,16 @@ def dispat(
     beta / dispat_lr / nll_weight / temperature / max_new_tokens: critic scale, self-play learning
         rate, weight of the real-row NLL term, sampling temperature, synthetic row length cap.
     """
-    methods = list(ALL_METHODS) if method.strip() == "all" else [m.strip() for m in method.split(",") if m.strip()]
+    methods = (
+        list(ALL_METHODS)
+        if method.strip() == "all"
+        else [m.strip() for m in method.split(",") if m.strip()]
+    )
     unknown = [m for m in methods if m not in ALL_METHODS]
     if unknown or not methods:
-        raise ValueError(f"unknown method(s) {unknown or method!r}; choose from all, {', '.join(ALL_METHODS)}")
+        raise ValueError(
+            f"unknown method(s) {unknown or method!r}; choose from all, {', '.join(ALL_METHODS)}"
+        )
     _check_choice("nonfinite", nonfinite, NONFINITE_POLICIES)
     _check_choice("binning", binning, BINNINGS)
     _check_choice("column_names", column_names, ("dataset", "letters"))
@@ -112,14 +135,25 @@ def dispat(
         raise ValueError(f"seeds must be a non-empty list of distinct integers, got {seed_list}")
 
     lm_config = LMDetectorConfig(
-        train_steps=train_steps, batch_size=batch_size, lr=lr, finetune=finetune,  # type: ignore[arg-type]
-        max_train_rows=max_train_rows, n_permutations=n_permutations,
+        train_steps=train_steps,
+        batch_size=batch_size,
+        lr=lr,
+        finetune=finetune,  # type: ignore[arg-type]
+        max_train_rows=max_train_rows,
+        n_permutations=n_permutations,
         score_tokens=score_tokens,  # type: ignore[arg-type]
     )
     dispat_config = DiSPaTConfig(
-        lm=lm_config, iterations=dispat_iterations, samples_per_iteration=dispat_samples,
-        steps_per_iteration=dispat_steps, f_divergence=f_divergence, beta=beta, lr=dispat_lr,
-        nll_weight=nll_weight, temperature=temperature, max_new_tokens=max_new_tokens,
+        lm=lm_config,
+        iterations=dispat_iterations,
+        samples_per_iteration=dispat_samples,
+        steps_per_iteration=dispat_steps,
+        f_divergence=f_divergence,
+        beta=beta,
+        lr=dispat_lr,
+        nll_weight=nll_weight,
+        temperature=temperature,
+        max_new_tokens=max_new_tokens,
     )
 
     splits, samples, sources, hashes = {}, [], [], []
@@ -133,7 +167,8 @@ def dispat(
             samples.extend(record_to_sample(r) for r in split_records(split))
 
     runner = DetectorRunner(
-        splits, nonfinite=nonfinite,  # type: ignore[arg-type]
+        splits,
+        nonfinite=nonfinite,  # type: ignore[arg-type]
         llm=LLMSettings(lm, lm_config, dispat_config, binning, column_names),
         model_name=current_model_name,
         share_warm_start="AnoLLM" in methods and "DiSPaT" in methods,
@@ -167,8 +202,14 @@ def _check_choice(name: str, value: str, options: tuple[str, ...]) -> None:
 
 
 def _deviations(
-    uses_llm: bool, cfg: LMDetectorConfig, dcfg: DiSPaTConfig, methods: list[str],
-    nonfinite: str, max_test_rows: int | None, lm: str, binning: str,
+    uses_llm: bool,
+    cfg: LMDetectorConfig,
+    dcfg: DiSPaTConfig,
+    methods: list[str],
+    nonfinite: str,
+    max_test_rows: int | None,
+    lm: str,
+    binning: str,
 ) -> list[str]:
     out: list[str] = []
     if nonfinite == "max_finite":
@@ -182,13 +223,20 @@ def _deviations(
         f"train_steps={cfg.train_steps} batch_size={cfg.batch_size} (AnoLLM: 2000 steps, batch 8)",
         f"max_train_rows={cfg.max_train_rows}: LM methods train on a subsample of the normal rows",
         f"n_permutations={cfg.n_permutations} (AnoLLM ODDS script: 21)",
-        *([f"finetune=lora r={cfg.lora_r} alpha={cfg.lora_alpha} (AnoLLM default: full; LoRA is its option)"]
-          if cfg.finetune == "lora" else []),
+        *(
+            [
+                f"finetune=lora r={cfg.lora_r} alpha={cfg.lora_alpha} (AnoLLM default: full; LoRA is its option)"
+            ]
+            if cfg.finetune == "lora"
+            else []
+        ),
         *([f"lr={cfg.lr} (AnoLLM: 5e-5)"] if cfg.lr != 5e-5 else []),
         f"binning={binning} statistics fit on the training normals (AnoLLM fits on the whole table)",
     ]
     if cfg.score_tokens == "values":
-        out.append("score_tokens=values: NLL summed over value tokens (AnoLLM repo sums all tokens for numeric-only tables)")
+        out.append(
+            "score_tokens=values: NLL summed over value tokens (AnoLLM repo sums all tokens for numeric-only tables)"
+        )
     if "DiSPaT" in methods:
         out.append(
             "DiSPaT objective inferred (no paper text/code): SPIN-style critic beta*log(pi_theta/pi_t), "

@@ -49,8 +49,11 @@ def extract_number(output: str) -> Extracted:
 
 def extract_choice(output: str) -> Extracted:
     """'The answer is (X)' if present, else the last '(X)', else the last 'X)' / 'X.' option label."""
-    for pattern, how in ((_ANSWER_IS_CHOICE, "answer_is"), (_PAREN_CHOICE, "last_paren"),
-                         (_LINE_CHOICE, "last_label")):
+    for pattern, how in (
+        (_ANSWER_IS_CHOICE, "answer_is"),
+        (_PAREN_CHOICE, "last_paren"),
+        (_LINE_CHOICE, "last_label"),
+    ):
         hits = pattern.findall(output)
         if hits:
             return Extracted(hits[-1].upper(), how)

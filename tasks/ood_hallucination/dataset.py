@@ -48,10 +48,36 @@ _CHOICE_SUFFIX = {
     "of the correct option.",
 }
 
-_NAMES = ["Tom", "Anna", "Ravi", "Mia", "Lucas", "Sara", "Omar", "Lena", "Ken", "Julia",
-          "Pedro", "Amy", "Ivan", "Nora", "Sam", "Zoe"]
-_OBJECTS = ["apples", "pencils", "marbles", "stickers", "books", "cookies", "coins", "cards",
-            "balloons", "shells"]
+_NAMES = [
+    "Tom",
+    "Anna",
+    "Ravi",
+    "Mia",
+    "Lucas",
+    "Sara",
+    "Omar",
+    "Lena",
+    "Ken",
+    "Julia",
+    "Pedro",
+    "Amy",
+    "Ivan",
+    "Nora",
+    "Sam",
+    "Zoe",
+]
+_OBJECTS = [
+    "apples",
+    "pencils",
+    "marbles",
+    "stickers",
+    "books",
+    "cookies",
+    "coins",
+    "cards",
+    "balloons",
+    "shells",
+]
 
 
 # ---------------------------------------------------------------- generated
@@ -72,20 +98,27 @@ def generate_records(n: int, seed: int = 0) -> list[dict[str, Any]]:
             if rng.random() < 0.5:
                 a = rng.randint(1, 30)
                 b = rng.randint(1, 40 - a)
-                question = f"{name} has {a} {obj} and buys {b} more. How many {obj} does {name} have now?"
+                question = (
+                    f"{name} has {a} {obj} and buys {b} more. How many {obj} does {name} have now?"
+                )
                 answer = a + b
             else:
                 a = rng.randint(2, 40)
                 b = rng.randint(1, a - 1)
-                question = (f"{name} has {a} {obj} and gives {b} of them to a friend. "
-                            f"How many {obj} does {name} have now?")
+                question = (
+                    f"{name} has {a} {obj} and gives {b} of them to a friend. "
+                    f"How many {obj} does {name} have now?"
+                )
                 answer = a - b
-        records.append({"id": f"gen-{seed}-{i}", "kind": kind, "question": question,
-                        "answer": answer})
+        records.append(
+            {"id": f"gen-{seed}-{i}", "kind": kind, "question": question, "answer": answer}
+        )
     return records
 
 
-def generated_record_to_sample(record: dict[str, Any], prompt_style: PromptStyle = "short") -> Sample:
+def generated_record_to_sample(
+    record: dict[str, Any], prompt_style: PromptStyle = "short"
+) -> Sample:
     question, answer, _ = _require(record, "question", "answer", "id")
     return Sample(
         input=f"{question}\n{_NUMBER_SUFFIX[prompt_style]}",
@@ -96,7 +129,9 @@ def generated_record_to_sample(record: dict[str, Any], prompt_style: PromptStyle
 
 
 # ---------------------------------------------------------------- GSM8K
-def gsm8k_record_to_sample(record: dict[str, Any], index: int, prompt_style: PromptStyle = "cot") -> Sample:
+def gsm8k_record_to_sample(
+    record: dict[str, Any], index: int, prompt_style: PromptStyle = "cot"
+) -> Sample:
     """GSM8K JSONL: ``{"question", "answer"}``; the gold number follows ``####``."""
     question, answer = _require(record, "question", "answer")
     if "####" not in answer:
@@ -113,7 +148,9 @@ def gsm8k_record_to_sample(record: dict[str, Any], index: int, prompt_style: Pro
 
 
 # ---------------------------------------------------------------- CommonsenseQA
-def csqa_record_to_sample(record: dict[str, Any], index: int, prompt_style: PromptStyle = "cot") -> Sample:
+def csqa_record_to_sample(
+    record: dict[str, Any], index: int, prompt_style: PromptStyle = "cot"
+) -> Sample:
     """CommonsenseQA JSONL (``dev_rand_split.jsonl``): ``{"id", "answerKey", "question":
     {"stem", "choices": [{"label", "text"}, ...]}}``."""
     key, q = _require(record, "answerKey", "question")
@@ -128,7 +165,9 @@ def csqa_record_to_sample(record: dict[str, Any], index: int, prompt_style: Prom
         lines.append(f"{label}) {text}")
     labels = {str(c["label"]).upper() for c in choices}
     if str(key).upper() not in labels:
-        raise ValueError(f"CommonsenseQA answerKey {key!r} is not one of the choice labels {sorted(labels)}")
+        raise ValueError(
+            f"CommonsenseQA answerKey {key!r} is not one of the choice labels {sorted(labels)}"
+        )
     return Sample(
         input=f"{stem}\n" + "\n".join(lines) + f"\n{_CHOICE_SUFFIX[prompt_style]}",
         target=str(key).upper(),
@@ -138,7 +177,9 @@ def csqa_record_to_sample(record: dict[str, Any], index: int, prompt_style: Prom
 
 
 # ---------------------------------------------------------------- AQuA
-def aqua_record_to_sample(record: dict[str, Any], index: int, prompt_style: PromptStyle = "cot") -> Sample:
+def aqua_record_to_sample(
+    record: dict[str, Any], index: int, prompt_style: PromptStyle = "cot"
+) -> Sample:
     """AQuA-RAT JSON lines (``test.json``): ``{"question", "options": ["A)...", ...],
     "rationale", "correct": "A"}``."""
     question, options, correct = _require(record, "question", "options", "correct")
@@ -182,16 +223,22 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
 
 
 _FILES: dict[str, tuple[str, str, Callable[..., Sample]]] = {
-    "gsm8k": ("gsm8k/test.jsonl",
-              "GSM8K test split: openai/grade-school-math grade_school_math/data/test.jsonl",
-              gsm8k_record_to_sample),
-    "csqa": ("commonsenseqa/dev_rand_split.jsonl",
-             "CommonsenseQA validation split (dev_rand_split.jsonl) from "
-             "https://s3.amazonaws.com/commensenseqa/dev_rand_split.jsonl",
-             csqa_record_to_sample),
-    "aqua": ("aqua/test.json",
-             "AQuA-RAT test split (JSON lines) from github.com/google-deepmind/AQuA test.json",
-             aqua_record_to_sample),
+    "gsm8k": (
+        "gsm8k/test.jsonl",
+        "GSM8K test split: openai/grade-school-math grade_school_math/data/test.jsonl",
+        gsm8k_record_to_sample,
+    ),
+    "csqa": (
+        "commonsenseqa/dev_rand_split.jsonl",
+        "CommonsenseQA validation split (dev_rand_split.jsonl) from "
+        "https://s3.amazonaws.com/commensenseqa/dev_rand_split.jsonl",
+        csqa_record_to_sample,
+    ),
+    "aqua": (
+        "aqua/test.json",
+        "AQuA-RAT test split (JSON lines) from github.com/google-deepmind/AQuA test.json",
+        aqua_record_to_sample,
+    ),
 }
 
 
@@ -212,14 +259,20 @@ def load_dataset(
         records = generate_records(n_generated, seed)
         digest = hashlib.sha256(json.dumps(records, sort_keys=True).encode()).hexdigest()
         samples = [generated_record_to_sample(r, style) for r in records]
-        info = {"dataset_source": f"generated (arithmetic v{GENERATOR_VERSION}, seed={seed}, n={n_generated})",
-                "dataset_hash": "sha256:" + digest, "generated": True, "prompt_style": style}
+        info = {
+            "dataset_source": f"generated (arithmetic v{GENERATOR_VERSION}, seed={seed}, n={n_generated})",
+            "dataset_hash": "sha256:" + digest,
+            "generated": True,
+            "prompt_style": style,
+        }
         return MemoryDataset(samples, name="ood_hallucination_generated"), info
     style = prompt_style or "cot"
     relative, how_to_get, convert = _FILES[name]
     path = Path(data_file).expanduser() if data_file else data_path(relative, how_to_get=how_to_get)
     if not path.is_file():
-        raise FileNotFoundError(f"{name} data file not found: {path}. How to obtain it: {how_to_get}")
+        raise FileNotFoundError(
+            f"{name} data file not found: {path}. How to obtain it: {how_to_get}"
+        )
     samples = []
     for index, (lineno, record) in enumerate(read_jsonl(path)):
         try:
@@ -228,6 +281,10 @@ def load_dataset(
             raise ValueError(f"{path}:{lineno}: malformed {name} record: {exc}") from exc
     if not samples:
         raise ValueError(f"{path}: no records")
-    info = {"dataset_source": str(path), "dataset_hash": content_hash(path), "generated": False,
-            "prompt_style": style}
+    info = {
+        "dataset_source": str(path),
+        "dataset_hash": content_hash(path),
+        "generated": False,
+        "prompt_style": style,
+    }
     return MemoryDataset(samples, name=f"ood_hallucination_{name}"), info

@@ -16,8 +16,15 @@ __all__ = ["detector_metrics", "hallucination_detection"]
 
 def detector_metrics(detector_names: list[str], n_boot: int, seed: int) -> list[Any]:
     """AUROC/AUPR/FPR@95 (+ bootstrap bounds) per detector and the model's accuracy."""
-    return [detection_metrics(detector_names, label_key="hallucinated", accuracy_key="correct",
-                              n_boot=n_boot, seed=seed)]
+    return [
+        detection_metrics(
+            detector_names,
+            label_key="hallucinated",
+            accuracy_key="correct",
+            n_boot=n_boot,
+            seed=seed,
+        )
+    ]
 
 
 @scorer(metrics=[])  # metrics are given per task (they depend on the detector list)
@@ -30,15 +37,19 @@ def hallucination_detection(detector_names: list[str]) -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         answer_type = state.metadata.get("answer_type")
         if answer_type not in ("number", "choice"):
-            raise ValueError(f"sample {state.sample_id}: metadata answer_type must be 'number' or "
-                             f"'choice'; got {answer_type!r}")
+            raise ValueError(
+                f"sample {state.sample_id}: metadata answer_type must be 'number' or "
+                f"'choice'; got {answer_type!r}"
+            )
         output = state.output.completion if state.output else ""
         extracted = (extract_number if answer_type == "number" else extract_choice)(output)
         correct = answers_match(extracted.value, target.text, answer_type)
         ood = state.metadata.get(OOD_KEY)
         if not isinstance(ood, dict):
-            raise RuntimeError(f"sample {state.sample_id}: the white-box solver left no detector "
-                               f"results (state.metadata[{OOD_KEY!r}] missing)")
+            raise RuntimeError(
+                f"sample {state.sample_id}: the white-box solver left no detector "
+                f"results (state.metadata[{OOD_KEY!r}] missing)"
+            )
         conf = ood.get("confidence", {})
         value: dict[str, float] = {"correct": float(correct), "hallucinated": float(not correct)}
         for name in detector_names:
@@ -52,8 +63,12 @@ def hallucination_detection(detector_names: list[str]) -> Scorer:
             value=value,
             answer=extracted.value,
             explanation=explanation,
-            metadata={"extraction": extracted.how, "n_tokens": ood.get("n_tokens"),
-                      "finish_reason": ood.get("finish_reason"), "confidence": conf},
+            metadata={
+                "extraction": extracted.how,
+                "n_tokens": ood.get("n_tokens"),
+                "finish_reason": ood.get("finish_reason"),
+                "confidence": conf,
+            },
         )
 
     return score

@@ -58,18 +58,21 @@ class _Batcher:
         while self.pending:
             if self.batch_size > 1:
                 await asyncio.sleep(self.wait_s)
-            batch, self.pending = self.pending[: self.batch_size], self.pending[self.batch_size:]
+            batch, self.pending = self.pending[: self.batch_size], self.pending[self.batch_size :]
             try:
                 gens = await asyncio.to_thread(
-                    self.lm.generate, [p for p, _ in batch], self.max_new_tokens,
-                    record=True, batch_size=len(batch),
+                    self.lm.generate,
+                    [p for p, _ in batch],
+                    self.max_new_tokens,
+                    record=True,
+                    batch_size=len(batch),
                 )
             except Exception as exc:  # noqa: BLE001 - every waiting sample gets the error
                 for _, fut in batch:
                     if not fut.done():
                         fut.set_exception(exc)
                 continue
-            for (_, fut), gen in zip(batch, gens):
+            for (_, fut), gen in zip(batch, gens, strict=False):
                 if not fut.done():
                     fut.set_result(gen)
 
@@ -81,7 +84,9 @@ def _batcher_for(lm: Any, max_new_tokens: int, batch_size: int) -> _Batcher:
     key = (id(lm), max_new_tokens, batch_size)
     b = _BATCHERS.get(key)
     # A batcher's worker task belongs to one event loop; a new eval() run gets a new one.
-    if b is None or (b.worker is not None and b.worker.get_loop() is not asyncio.get_running_loop()):
+    if b is None or (
+        b.worker is not None and b.worker.get_loop() is not asyncio.get_running_loop()
+    ):
         b = _BATCHERS[key] = _Batcher(lm, max_new_tokens, batch_size)
     return b
 
@@ -101,7 +106,9 @@ def _teacher_forced_trace(lm: Any, prompt: str, answer: str) -> tuple[TokenTrace
     out = lm.forward([prompt + answer + eos])[0]
     ids = np.asarray(out.token_ids)
     # Row t of logits/features predicts token t+1.
-    return TokenTrace(out.features[n_prompt - 1:-1], out.logits[n_prompt - 1:-1], ids[n_prompt:]), n_prompt
+    return TokenTrace(
+        out.features[n_prompt - 1 : -1], out.logits[n_prompt - 1 : -1], ids[n_prompt:]
+    ), n_prompt
 
 
 @solver
@@ -131,8 +138,11 @@ def whitebox_answer(
             text = gen.text
             trace = TokenTrace.from_generation(gen)
             result.update(finish_reason=gen.finish_reason, prompt_tokens=gen.prompt_tokens)
-            state.output = ModelOutput.from_content(model=model_name, content=text,
-                                                    stop_reason="stop" if gen.finish_reason == "stop" else "max_tokens")
+            state.output = ModelOutput.from_content(
+                model=model_name,
+                content=text,
+                stop_reason="stop" if gen.finish_reason == "stop" else "max_tokens",
+            )
             state.messages.append(ChatMessageAssistant(content=text, model=model_name))
         elif features == "teacher_forced":
             state = await generate(state, max_tokens=max_new_tokens)
@@ -140,8 +150,10 @@ def whitebox_answer(
             trace, n_prompt = await asyncio.to_thread(_teacher_forced_trace, lm, prompt, text)
             result.update(finish_reason=state.output.stop_reason, prompt_tokens=n_prompt)
         else:
-            raise ValueError(f"unknown features mode {features!r}; expected 'generate', "
-                             "'teacher_forced' or 'greybox'")
+            raise ValueError(
+                f"unknown features mode {features!r}; expected 'generate', "
+                "'teacher_forced' or 'greybox'"
+            )
         result["n_tokens"] = trace.length
         if trace.length == 0:
             result["confidence"] = {d.name: None for d in detectors}
@@ -161,16 +173,23 @@ async def _solve_greybox(
     max_new_tokens: int,
     top_logprobs: int,
 ) -> TaskState:
-    state = await generate(state, logprobs=True, top_logprobs=top_logprobs,
-                           max_tokens=max_new_tokens)
+    state = await generate(
+        state, logprobs=True, top_logprobs=top_logprobs, max_tokens=max_new_tokens
+    )
     choice = state.output.choices[0] if state.output and state.output.choices else None
     content = choice.logprobs.content if choice is not None and choice.logprobs else []
-    result: dict[str, Any] = {"features": "greybox", "finish_reason": state.output.stop_reason,
-                              "n_tokens": len(content)}
+    result: dict[str, Any] = {
+        "features": "greybox",
+        "finish_reason": state.output.stop_reason,
+        "n_tokens": len(content),
+    }
     missing_top = [i for i, lp in enumerate(content) if not lp.top_logprobs]
     if not content or missing_top:
-        why = ("the model returned no logprobs" if not content else
-               f"the model returned no top_logprobs at token {missing_top[0]}")
+        why = (
+            "the model returned no logprobs"
+            if not content
+            else f"the model returned no top_logprobs at token {missing_top[0]}"
+        )
         result["confidence"] = {d.name: None for d in detectors}
         result["error"] = f"{why} (grey-box detectors need logprobs=True, top_logprobs=k)"
     else:
@@ -180,8 +199,9 @@ async def _solve_greybox(
             vals = [t.logprob for t in lp.top_logprobs or []]
             top[i, : len(vals)] = vals
         chosen = np.array([lp.logprob for lp in content])
-        scores = greybox_scores(chosen, top, aggregation=detectors[0].aggregation,
-                                last_k=detectors[0].last_k)
+        scores = greybox_scores(
+            chosen, top, aggregation=detectors[0].aggregation, last_k=detectors[0].last_k
+        )
         result["confidence"] = {d.name: scores[d.name] for d in detectors}
         result["top_logprobs"] = k
     state.metadata[OOD_KEY] = result

@@ -81,41 +81,57 @@ def ood_hallucination(
         if detectors == ",".join(DEFAULT_DETECTORS):
             specs = list(GREYBOX_DETECTORS)
         elif not set(specs) <= set(GREYBOX_DETECTORS):
-            raise ValueError(f"features=greybox supports only {', '.join(GREYBOX_DETECTORS)}; "
-                             f"got {specs}")
+            raise ValueError(
+                f"features=greybox supports only {', '.join(GREYBOX_DETECTORS)}; got {specs}"
+            )
     if not specs:
         raise ValueError("detectors is empty")
     if len(set(specs)) != len(specs):
         raise ValueError(f"detectors has duplicates: {specs}")
     dets = [make_detector(s, aggregation=aggregation, last_k=last_k) for s in specs]  # type: ignore[arg-type]
-    ds, info = load_dataset(dataset, n_generated=n_generated, seed=seed,
-                            prompt_style=prompt_style, data_file=data_file)  # type: ignore[arg-type]
+    ds, info = load_dataset(
+        dataset, n_generated=n_generated, seed=seed, prompt_style=prompt_style, data_file=data_file
+    )  # type: ignore[arg-type]
     max_tokens = max_new_tokens or _DEFAULT_MAX_TOKENS[dataset]
 
     deviations = []
     if dataset == "generated":
-        deviations.append("dataset=generated: seeded arithmetic questions stand in for "
-                          "CSQA/GSM8K/AQuA (the embedded 135M model is at ~3% on GSM8K)")
+        deviations.append(
+            "dataset=generated: seeded arithmetic questions stand in for "
+            "CSQA/GSM8K/AQuA (the embedded 135M model is at ~3% on GSM8K)"
+        )
     if info["prompt_style"] == "short":
-        deviations.append("prompt_style=short: 'End your reply with The answer is N' instead of "
-                          "the paper's chain-of-thought prompt")
+        deviations.append(
+            "prompt_style=short: 'End your reply with The answer is N' instead of "
+            "the paper's chain-of-thought prompt"
+        )
     if aggregation != "mean":
         deviations.append(f"aggregation={aggregation}: the paper averages over all tokens")
     if features == "teacher_forced":
-        deviations.append("features=teacher_forced: features re-read from the answer, not "
-                          "recorded during generation")
+        deviations.append(
+            "features=teacher_forced: features re-read from the answer, not "
+            "recorded during generation"
+        )
     if features == "greybox":
-        deviations.append(f"features=greybox: only baselines from the top-{top_logprobs} "
-                          "logprobs (no NCI/fDBD); entropy truncated to the top-k")
+        deviations.append(
+            f"features=greybox: only baselines from the top-{top_logprobs} "
+            "logprobs (no NCI/fDBD); entropy truncated to the top-k"
+        )
     if any(s.startswith("fdbd@") for s in specs):
-        deviations.append("fdbd k fixed per detector (reported for each k) rather than chosen "
-                          "on a validation set")
+        deviations.append(
+            "fdbd k fixed per detector (reported for each k) rather than chosen on a validation set"
+        )
 
     return Task(
         dataset=ds,
-        solver=whitebox_answer(dets, max_new_tokens=max_tokens, features=features,  # type: ignore[arg-type]
-                               system_prompt=system_prompt, batch_size=batch_size,
-                               top_logprobs=top_logprobs),
+        solver=whitebox_answer(
+            dets,
+            max_new_tokens=max_tokens,
+            features=features,  # type: ignore[arg-type]
+            system_prompt=system_prompt,
+            batch_size=batch_size,
+            top_logprobs=top_logprobs,
+        ),
         scorer=hallucination_detection(specs),
         metrics=detector_metrics(specs, n_boot=n_boot, seed=seed),
         version=TASK_VERSION,

@@ -39,7 +39,15 @@ def test_run_failure_is_one_line_not_a_traceback(tmp_path, capsys):
     from tests.conftest import REPO_ROOT
 
     fixture = REPO_ROOT / "tests" / "harness" / "fixtures" / "arith_task.py"
-    code = main(["eval", f"task={fixture}@arith", "model=scripted/none", f"log_dir={tmp_path}", "display=none"])
+    code = main(
+        [
+            "eval",
+            f"task={fixture}@arith",
+            "model=scripted/none",
+            f"log_dir={tmp_path}",
+            "display=none",
+        ]
+    )
     assert code == 1
     err = capsys.readouterr().err
     assert "ScriptError" in err and "Traceback" not in err

@@ -19,9 +19,18 @@ N = 24
 
 def _command(log_dir: Path) -> list[str]:
     return [
-        sys.executable, "-m", "harness.cli", "eval", f"task={FIXTURE}@arith", "model=scripted/counter",
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "eval",
+        f"task={FIXTURE}@arith",
+        "model=scripted/counter",
         "model_arg.responder=tests.harness.fixtures.counting_responder:respond",
-        f"n={N}", "delay_s=0.4", "max_samples=2", f"log_dir={log_dir}", "display=none",
+        f"n={N}",
+        "delay_s=0.4",
+        "max_samples=2",
+        f"log_dir={log_dir}",
+        "display=none",
     ]
 
 
@@ -38,8 +47,14 @@ def _calls(calls: Path) -> list[str]:
 
 def test_sigkill_then_rerun_scores_every_sample_once(tmp_path):
     log_dir, calls = tmp_path / "logs", tmp_path / "calls.txt"
-    first = subprocess.Popen(_command(log_dir), env=_env(calls), cwd=REPO_ROOT,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    first = subprocess.Popen(
+        _command(log_dir),
+        env=_env(calls),
+        cwd=REPO_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 120
     while len(_calls(calls)) < N // 3 and time.monotonic() < deadline and first.poll() is None:
         time.sleep(0.2)
@@ -50,8 +65,14 @@ def test_sigkill_then_rerun_scores_every_sample_once(tmp_path):
     done_before = len(_calls(calls))
     assert N // 3 <= done_before < N, f"kill should land halfway, got {done_before} calls"
 
-    second = subprocess.run(_command(log_dir), env=_env(calls), cwd=REPO_ROOT,
-                            capture_output=True, text=True, timeout=300)
+    second = subprocess.run(
+        _command(log_dir),
+        env=_env(calls),
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
 
     questions = _calls(calls)

@@ -6,8 +6,14 @@ from harness.config import ConfigError, EvalConfig, build_eval_config, convert_v
 from harness.registry import TaskEntry, task_params
 
 
-def _task(limit_param: int = 3, mode: Literal["a", "b"] = "a", names: list[str] | None = None,
-          ratio: float = 0.5, flag: bool = False, sandbox: str = "bwrap"):
+def _task(
+    limit_param: int = 3,
+    mode: Literal["a", "b"] = "a",
+    names: list[str] | None = None,
+    ratio: float = 0.5,
+    flag: bool = False,
+    sandbox: str = "bwrap",
+):
     """A task used to test parameter parsing."""
 
 
@@ -22,15 +28,25 @@ def build(*args):
 
 
 def test_defaults_and_harness_options():
-    config, task_args, selected = build("task=t1", "limit=5", "epochs=2", "seed=7", "log_dir=x", "backend=transformers")
+    config, task_args, selected = build(
+        "task=t1", "limit=5", "epochs=2", "seed=7", "log_dir=x", "backend=transformers"
+    )
     assert config.task == ["t1"] and config.limit == 5 and config.epochs == 2 and config.seed == 7
     assert config.log_dir == "x" and config.backend == "transformers"
     assert task_args == {"t1": {}} and list(selected) == ["t1"]
 
 
 def test_task_params_are_typed():
-    _, task_args, _ = build("task=t1", "limit_param=9", "mode=b", "names=x,y", "ratio=0.25", "flag=true")
-    assert task_args["t1"] == {"limit_param": 9, "mode": "b", "names": ["x", "y"], "ratio": 0.25, "flag": True}
+    _, task_args, _ = build(
+        "task=t1", "limit_param=9", "mode=b", "names=x,y", "ratio=0.25", "flag=true"
+    )
+    assert task_args["t1"] == {
+        "limit_param": 9,
+        "mode": "b",
+        "names": ["x", "y"],
+        "ratio": 0.25,
+        "flag": True,
+    }
 
 
 def test_roles_and_all():

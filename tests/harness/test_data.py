@@ -46,4 +46,6 @@ def test_data_gsm8k_hash_matches_manifest(data_dir):
 def test_task_metadata_records_revision():
     meta = task_metadata(dataset_source="s", dataset_hash="h", deviations=["smaller model"])
     assert meta["deviations"] == ["smaller model"] and meta["dataset_hash"] == "h"
-    assert len(meta["harness_git"]["commit"]) in (40, 7) or meta["harness_git"]["commit"] == "unknown"
+    assert (
+        len(meta["harness_git"]["commit"]) in (40, 7) or meta["harness_git"]["commit"] == "unknown"
+    )

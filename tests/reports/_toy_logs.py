@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import harness.models.scripted  # noqa: F401  - registers the scripted/ provider
-from inspect_ai import Task, eval as inspect_eval, task
+from inspect_ai import Task, task
+from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessage, get_model
@@ -20,6 +20,8 @@ from inspect_ai.scorer import (
     stderr,
 )
 from inspect_ai.solver import Generate, TaskState, generate, solver
+
+import harness.models.scripted  # noqa: F401  - registers the scripted/ provider
 
 N_QA = 30
 
@@ -93,8 +95,12 @@ def suspicion():
 @task
 def det_toy(detector: str = "nci", dataset: str = "toyset") -> Task:
     samples = [
-        Sample(id=f"d{i}", input=f"row {i}", target=str(i % 2),
-               metadata={"kind": "early" if i < 20 else "late"})
+        Sample(
+            id=f"d{i}",
+            input=f"row {i}",
+            target=str(i % 2),
+            metadata={"kind": "early" if i < 20 else "late"},
+        )
         for i in range(40)
     ]
     return Task(dataset=MemoryDataset(samples), solver=generate(), scorer=suspicion(), version=1)
@@ -131,8 +137,10 @@ def build_log_dir(root: Path) -> dict[str, Path]:
     root.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {}
     strong = get_model("scripted/strong", responder=_qa_responder(wrong={2, 5}))
-    weak = get_model("scripted/weak", responder=_qa_responder(
-        wrong={2, 5, 7, 9, 11, 13, 17, 19, 23, 29}, unparseable={21, 22}))
+    weak = get_model(
+        "scripted/weak",
+        responder=_qa_responder(wrong={2, 5, 7, 9, 11, 13, 17, 19, 23, 29}, unparseable={21, 22}),
+    )
     # An older complete run of weak (different answers) that the newer one supersedes.
     old_weak = get_model("scripted/weak", responder=_qa_responder(wrong=set(range(30))))
     paths["old_weak"] = _run(qa_toy(), old_weak, root)
@@ -238,16 +246,25 @@ def correct_toy(method: str = "all_at_once", subset: str = "both") -> Task:
                 meta["subset"] = name
             samples.append(Sample(id=f"{name or 'extra'}/{i}", input="trajectory", metadata=meta))
     # Named "correct" so the packaged correct schema (split_rows_by: metadata.subset) applies.
-    return Task(dataset=MemoryDataset(samples), solver=planned_localiser(method),
-                scorer=[localisation_scorer(), budget()], name="correct", version=1)
+    return Task(
+        dataset=MemoryDataset(samples),
+        solver=planned_localiser(method),
+        scorer=[localisation_scorer(), budget()],
+        name="correct",
+        version=1,
+    )
 
 
 def build_correct_log_dir(root: Path) -> dict[str, Path]:
     """Four correct-like runs: three with subset=both, one with subset=hand_crafted only."""
     root.mkdir(parents=True, exist_ok=True)
     model = get_model("scripted/gpt-toy", reply="unused")
-    runs = {"all_at_once": "both", "step_by_step": "both", "random": "both",
-            "binary_search": "hand_crafted"}
+    runs = {
+        "all_at_once": "both",
+        "step_by_step": "both",
+        "random": "both",
+        "binary_search": "hand_crafted",
+    }
     return {
         method: _run(correct_toy(method=method, subset=subset), model, root)
         for method, subset in runs.items()

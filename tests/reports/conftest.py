@@ -77,8 +77,12 @@ def toy_report(toy_logs, toy_schema_dir, toy_reference_dir, tmp_path_factory):
     root, _ = toy_logs
     out = tmp_path_factory.mktemp("report_out")
     return build_report(
-        root, out, baseline="scripted/weak", n_boot=500,
-        schema_dir=toy_schema_dir, reference_dirs=[toy_reference_dir],
+        root,
+        out,
+        baseline="scripted/weak",
+        n_boot=500,
+        schema_dir=toy_schema_dir,
+        reference_dirs=[toy_reference_dir],
     )
 
 

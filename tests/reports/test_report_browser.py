@@ -12,9 +12,18 @@ import pytest
 pytestmark = pytest.mark.browser
 
 _FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--enable-logging=stderr", "--v=0", "--window-size=1400,2400", "--hide-scrollbars",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-logging=stderr",
+    "--v=0",
+    "--window-size=1400,2400",
+    "--hide-scrollbars",
 ]
 # Chromium logs every console message and uncaught exception as "...:CONSOLE:<line>] ..."
 _CONSOLE = re.compile(r":CONSOLE(?:\(\d+\)|:\d+)\] (.*)")
@@ -25,8 +34,10 @@ def _chromium() -> str:
         path = shutil.which(name)
         if path:
             return path
-    pytest.skip("headless Chromium not installed (Debian: apt-get install -y chromium; "
-                "`make setup` does it when run as root)")
+    pytest.skip(
+        "headless Chromium not installed (Debian: apt-get install -y chromium; "
+        "`make setup` does it when run as root)"
+    )
 
 
 def _run(page: Path, tmp: Path, *mode: str) -> subprocess.CompletedProcess[str]:
@@ -41,7 +52,9 @@ def _console(proc: subprocess.CompletedProcess[str]) -> list[str]:
 def test_console_capture_detects_errors(tmp_path):
     """Control: the capture really sees console errors and exceptions (else the test is blind)."""
     bad = tmp_path / "bad.html"
-    bad.write_text('<html><body><script>console.error("boom-1"); missingFn();</script></body></html>')
+    bad.write_text(
+        '<html><body><script>console.error("boom-1"); missingFn();</script></body></html>'
+    )
     proc = _run(bad, tmp_path, "--dump-dom")
     messages = _console(proc)
     assert any("boom-1" in m for m in messages), proc.stderr[-2000:]

@@ -63,7 +63,11 @@ def test_binary_metric_interval_is_wilson_on_the_samples(toy_report, toy_logs):
     assert cell.value == pytest.approx(k / n) == pytest.approx(0.6)
     ci = wilson_ci(k, n)
     assert (cell.low, cell.high, cell.n, cell.interval) == (
-        pytest.approx(ci.low), pytest.approx(ci.high), n, "Wilson")
+        pytest.approx(ci.low),
+        pytest.approx(ci.high),
+        n,
+        "Wilson",
+    )
 
 
 def test_paired_comparison_is_mcnemar_on_shared_samples(toy_report, toy_logs):
@@ -105,8 +109,14 @@ def test_auroc_interval_roc_and_schema_degradation(toy_report, toy_logs):
 
 def test_method_baseline_pairs_detectors(toy_logs, toy_schema_dir, toy_reference_dir, tmp_path):
     root, _ = toy_logs
-    result = build_report(root, tmp_path, baseline="fdbd", n_boot=300,
-                          schema_dir=toy_schema_dir, reference_dirs=[toy_reference_dir])
+    result = build_report(
+        root,
+        tmp_path,
+        baseline="fdbd",
+        n_boot=300,
+        schema_dir=toy_schema_dir,
+        reference_dirs=[toy_reference_dir],
+    )
     lb = _board(result, "det_toy")
     # Different models per detector here, so the method baseline finds no same-model partner.
     nci = _row(lb, "scripted/det-nci", "nci")
@@ -118,7 +128,9 @@ def test_reference_numbers_beside_ours(toy_report):
     ref = lb.reference
     assert ref.paper.startswith("Toy detection paper")
     assert any("missing value" in n for n in ref.notes)  # the malformed row is noted
-    [nci_ref] = [m for m in lb.reference_matches if m.ref.method == "nci" and m.ref.metric == "auroc"]
+    [nci_ref] = [
+        m for m in lb.reference_matches if m.ref.method == "nci" and m.ref.metric == "auroc"
+    ]
     assert nci_ref.value == pytest.approx(0.725)  # 72.5 read as percent, said so
     assert "percentage" in nci_ref.note
     assert [label for label, _ in nci_ref.ours] == ["scripted/det-nci · nci"]

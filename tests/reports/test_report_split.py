@@ -40,9 +40,15 @@ def test_pooled_row_and_one_row_per_subset(correct_report):
     rows = _rows(_board(correct_report), "all_at_once")
     # Pooled first, then the parts in sorted order.
     assert [r.part for r in _board(correct_report).rows if r.method == "all_at_once"] == [
-        "all", ALG, HAND]
+        "all",
+        ALG,
+        HAND,
+    ]
     assert {p: (r.samples, r.scored, r.is_slice) for p, r in rows.items()} == {
-        "all": (15, 15, False), ALG: (10, 10, True), HAND: (5, 5, True)}
+        "all": (15, 15, False),
+        ALG: (10, 10, True),
+        HAND: (5, 5, True),
+    }
     assert rows[ALG].label == _label("all_at_once", ALG)
     assert rows["all"].label == _label("all_at_once", "all")
 
@@ -70,8 +76,11 @@ def test_part_agent_accuracy_and_token_means(correct_report):
     assert rows[HAND].cells["agent_accuracy"].value == pytest.approx(0.6)
     assert rows["all"].cells["agent_accuracy"].value == pytest.approx(9 / 15)
     # Tokens 100+10i on alg (mean 145), 300+20i on hand (mean 340): bootstrap over the part.
-    for part, mean, lo_bound, hi_bound in ((ALG, 145.0, 100, 190), (HAND, 340.0, 300, 380),
-                                           ("all", 210.0, 100, 380)):
+    for part, mean, lo_bound, hi_bound in (
+        (ALG, 145.0, 100, 190),
+        (HAND, 340.0, 300, 380),
+        ("all", 210.0, 100, 380),
+    ):
         cell = rows[part].cells["tokens"]
         assert cell.value == pytest.approx(mean)
         assert cell.interval == "bootstrap" and lo_bound < cell.low < mean < cell.high < hi_bound
@@ -115,9 +124,9 @@ def test_run_with_one_subset_gets_a_single_row(correct_report):
     [
         # step_by_step right where all_at_once is, plus alg 4-7 / hand 1-3: one-sided discordance,
         # exact McNemar p = 2 * 0.5**b.
-        ("all", 7 / 15, 2 * 0.5 ** 7, 15),
-        (ALG, 0.8 - 0.4, 2 * 0.5 ** 4, 10),
-        (HAND, 0.8 - 0.2, 2 * 0.5 ** 3, 5),
+        ("all", 7 / 15, 2 * 0.5**7, 15),
+        (ALG, 0.8 - 0.4, 2 * 0.5**4, 10),
+        (HAND, 0.8 - 0.2, 2 * 0.5**3, 5),
     ],
 )
 def test_parts_are_compared_with_the_baselines_same_part(correct_report, part, delta, p, n):
@@ -132,12 +141,15 @@ def test_parts_are_compared_with_the_baselines_same_part(correct_report, part, d
 
 def test_reference_matches_part_rows_not_the_pooled_both_row(correct_report):
     lb = _board(correct_report)
-    ours = {(m.ref.method, m.ref.dataset, m.ref.metric): [lbl for lbl, _ in m.ours]
-            for m in lb.reference_matches}
+    ours = {
+        (m.ref.method, m.ref.dataset, m.ref.metric): [lbl for lbl, _ in m.ours]
+        for m in lb.reference_matches
+    }
     assert ours[("all_at_once", ALG, "step_accuracy")] == [_label("all_at_once", ALG)]
     assert ours[("all_at_once", HAND, "step_accuracy")] == [_label("all_at_once", HAND)]
     assert ours[("binary_search", HAND, "step_accuracy")] == [
-        _label("binary_search", HAND, subset=HAND)]
+        _label("binary_search", HAND, subset=HAND)
+    ]
     # subset=hand_crafted says nothing about algorithm_generated.
     assert ours[("binary_search", ALG, "step_accuracy")] == []
     # A number without a dataset belongs beside whole runs only.
@@ -162,8 +174,18 @@ def test_packaged_reference_never_lands_on_a_pooled_row(correct_report):
 
 
 def _row_with_args(**task_args) -> Row:
-    run = Run(path="x.eval", task="correct", model=M, model_roles={}, task_args=task_args,
-              status="success", created="", eval_id="e", total_samples=0, completed_samples=0)
+    run = Run(
+        path="x.eval",
+        task="correct",
+        model=M,
+        model_roles={},
+        task_args=task_args,
+        status="success",
+        created="",
+        eval_id="e",
+        total_samples=0,
+        completed_samples=0,
+    )
     return Row(run=run, model=M, method="all_at_once", settings={}, scorer=None)
 
 
@@ -181,15 +203,19 @@ def test_rendered_outputs_show_the_part(correct_report):
     header = next(line for line in md.splitlines() if line.startswith("| Model | Method"))
     assert "| subset | Part (subset) | Step accuracy |" in header
     assert f"| {M} | all_at_once | both | all | 33.3% [15.2, 58.3] |" in md
-    alg = next(line for line in md.splitlines()
-               if line.startswith(f"| {M} | all_at_once | both | {ALG} |"))
+    alg = next(
+        line for line in md.splitlines() if line.startswith(f"| {M} | all_at_once | both | {ALG} |")
+    )
     assert "40.0% [16.8, 68.7]" in alg and "12.5% (GPT-4o)" in alg
     assert "rows split by 'metadata.subset'" in md
     html = correct_report.html.read_text()
     assert ">Part (subset)</th>" in html and f"<td>{ALG}</td>" in html
     rows = list(csv.DictReader(correct_report.csv.open()))
-    step = {r["part"]: r for r in rows
-            if r["method"] == "all_at_once" and r["metric_id"] == "step_accuracy"}
+    step = {
+        r["part"]: r
+        for r in rows
+        if r["method"] == "all_at_once" and r["metric_id"] == "step_accuracy"
+    }
     assert set(step) == {"all", ALG, HAND}
     assert float(step[HAND]["value"]) == pytest.approx(0.2)
     assert step[HAND]["paper_value"] == "0.0526" and step["all"]["paper_value"] == ""

@@ -25,10 +25,12 @@ def test_isolation_flags_and_mounts() -> None:
     assert not {"/", "/root", "/home", "/work"} & set(ro)
     assert argv[argv.index("--remount-ro") + 1] == "/"
     assert argv[argv.index("--chdir") + 1] == "/workspace/sub"
-    assert ("A", "1") in _pairs(argv, "--setenv") and ("HOME", "/workspace") in _pairs(argv, "--setenv")
-    tail = argv[argv.index("--clearenv"):]
+    assert ("A", "1") in _pairs(argv, "--setenv") and ("HOME", "/workspace") in _pairs(
+        argv, "--setenv"
+    )
+    tail = argv[argv.index("--clearenv") :]
     sep = tail.index("--")
-    assert tail[sep + 1:sep + 3] == ["/usr/bin/setpriv", "--reuid=1234567890"]
+    assert tail[sep + 1 : sep + 3] == ["/usr/bin/setpriv", "--reuid=1234567890"]
     assert "--no-new-privs" in tail and "--bounding-set=-all" in tail
     assert tail[-2:] == ["echo", "hi"]
 
@@ -53,6 +55,8 @@ def test_persistent_server_argv() -> None:
     assert ("/h/ctl", CTL_DIR) in _pairs(argv, "--bind") and len(_pairs(argv, "--bind")) == 3
     added = [argv[i + 1] for i, a in enumerate(argv) if a == "--cap-add"]
     assert "CAP_KILL" in added and len(added) == len(set(added))
-    tail = argv[argv.index("--clearenv"):]
-    assert "--ambient-caps=-all,+setuid,+kill" in tail and "--bounding-set=-all,+setuid,+kill" in tail
+    tail = argv[argv.index("--clearenv") :]
+    assert (
+        "--ambient-caps=-all,+setuid,+kill" in tail and "--bounding-set=-all,+setuid,+kill" in tail
+    )
     assert "--no-new-privs" in tail and tail[-2:] == ["python3", "server.py"]

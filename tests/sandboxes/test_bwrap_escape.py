@@ -12,8 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.sandboxes._procs import wait_gone
+
 from sandboxes.bwrap import BwrapConfig, BwrapSandboxEnvironment
+from tests.sandboxes._procs import wait_gone
 
 run = asyncio.run
 PROJECT = Path(__file__).resolve().parents[2]
@@ -27,8 +28,6 @@ except OSError as ex:
     print("FAILED", type(ex).__name__, ex)
 print("SECONDS", round(time.monotonic() - t, 2))
 """
-
-
 
 
 def _host_process_count() -> int:
@@ -57,7 +56,9 @@ def test_outside_address_fails_fast(sandbox: BwrapSandboxEnvironment) -> None:
 
 
 def test_only_loopback_interface(sandbox: BwrapSandboxEnvironment) -> None:
-    host_ifaces = {ln.split(":")[0].strip() for ln in Path("/proc/net/dev").read_text().splitlines()[2:]}
+    host_ifaces = {
+        ln.split(":")[0].strip() for ln in Path("/proc/net/dev").read_text().splitlines()[2:]
+    }
     result = run(sandbox.exec(["cat", "/proc/net/dev"]))
     inside = {ln.split(":")[0].strip() for ln in result.stdout.splitlines()[2:]}
     assert inside == {"lo"}, (inside, host_ifaces)
@@ -66,8 +67,10 @@ def test_only_loopback_interface(sandbox: BwrapSandboxEnvironment) -> None:
 # ------------------------------------------------------------------------------------- files
 
 
-@pytest.mark.parametrize("target", ["/escape.txt", "/usr/escape.txt", "/etc/escape.txt",
-                                    "/usr/bin/escape", "/proc/escape"])
+@pytest.mark.parametrize(
+    "target",
+    ["/escape.txt", "/usr/escape.txt", "/etc/escape.txt", "/usr/bin/escape", "/proc/escape"],
+)
 def test_writes_outside_work_dir_fail(sandbox: BwrapSandboxEnvironment, target: str) -> None:
     result = run(sandbox.exec(["sh", "-c", f"echo pwned > {target}"]))
     assert not result.success, result
@@ -77,7 +80,9 @@ def test_writes_outside_work_dir_fail(sandbox: BwrapSandboxEnvironment, target: 
     assert not Path(target).exists()
 
 
-def test_project_dir_read_only_when_bound(make_sandbox: Callable[..., BwrapSandboxEnvironment]) -> None:
+def test_project_dir_read_only_when_bound(
+    make_sandbox: Callable[..., BwrapSandboxEnvironment],
+) -> None:
     marker = PROJECT / "sandboxes" / "escape-marker.txt"
     hidden = make_sandbox()  # not bound: not even visible
     assert not run(hidden.exec(["ls", str(PROJECT)])).success

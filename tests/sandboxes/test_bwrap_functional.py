@@ -25,9 +25,9 @@ from sandboxes.bwrap import (
     BwrapConfig,
     BwrapSandboxEnvironment,
     BwrapUnavailableError,
+    _probe,
     require_bwrap,
 )
-from sandboxes.bwrap import _probe
 
 run = asyncio.run
 Factory = Callable[..., BwrapSandboxEnvironment]
@@ -35,7 +35,10 @@ Factory = Callable[..., BwrapSandboxEnvironment]
 
 def test_exec_input_cwd_env(sandbox: BwrapSandboxEnvironment) -> None:
     assert run(sandbox.exec(["cat"], input="text in")).stdout == "text in"
-    assert run(sandbox.exec(["od", "-An", "-tx1"], input=b"\x00\xff")).stdout.split() == ["00", "ff"]
+    assert run(sandbox.exec(["od", "-An", "-tx1"], input=b"\x00\xff")).stdout.split() == [
+        "00",
+        "ff",
+    ]
     assert run(sandbox.exec(["pwd"])).stdout == "/workspace\n"
     run(sandbox.exec(["mkdir", "-p", "sub/dir"]))
     assert run(sandbox.exec(["pwd"], cwd="sub/dir")).stdout == "/workspace/sub/dir\n"
@@ -59,7 +62,10 @@ def test_users(sandbox: BwrapSandboxEnvironment) -> None:
         assert uid == str(sandbox.uid) and int(uid) != 0
     assert run(sandbox.exec(["id", "-u"], user=uid)).stdout.strip() == uid
     status = run(sandbox.exec(["grep", "-E", "^(CapEff|CapPrm|NoNewPrivs)", "/proc/self/status"]))
-    assert "CapEff:\t0000000000000000" in status.stdout and "CapPrm:\t0000000000000000" in status.stdout
+    assert (
+        "CapEff:\t0000000000000000" in status.stdout
+        and "CapPrm:\t0000000000000000" in status.stdout
+    )
     assert "NoNewPrivs:\t1" in status.stdout, status
     if os.geteuid() == 0:  # as root: the bounding set is emptied too (in both modes)
         bounding = run(sandbox.exec(["grep", "-E", "^(CapBnd|CapAmb|CapInh)", "/proc/self/status"]))
@@ -125,7 +131,9 @@ def test_config_files_binds_and_python(make_sandbox: Factory, tmp_path: Path) ->
                                          "/workspace/one.txt": str(tmp_path / "one.txt")},
                                   ro_binds=binds, env={"PYTHONPATH": "/workspace/lib"}))  # fmt: skip
     assert run(sb.read_file("one.txt")) == "one"
-    result = run(sb.exec([f"{venv}/bin/python", "-c", "import pkg.mod, pydantic; print(pkg.mod.X + 1)"]))
+    result = run(
+        sb.exec([f"{venv}/bin/python", "-c", "import pkg.mod, pydantic; print(pkg.mod.X + 1)"])
+    )
     assert result.stdout == "42\n", result
     assert run(sb.exec(["python3", "-c", "print('system python')"])).success
 

@@ -13,13 +13,11 @@ from pathlib import Path
 import pytest
 from inspect_ai.util import SandboxUnavailableError
 
-from tests.sandboxes._procs import wait_gone
 from sandboxes.bwrap import BwrapConfig, BwrapSandboxEnvironment
+from tests.sandboxes._procs import wait_gone
 
 run = asyncio.run
 Factory = Callable[..., BwrapSandboxEnvironment]
-
-
 
 
 def test_background_processes_between_execs(sandbox: BwrapSandboxEnvironment, mode: str) -> None:
@@ -105,7 +103,9 @@ except OSError as ex:
 """
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the server has its own uid only when the harness runs as root")
+@pytest.mark.skipif(
+    os.geteuid() != 0, reason="the server has its own uid only when the harness runs as root"
+)
 @pytest.mark.parametrize("mode", ["persistent"], indirect=True)  # only this mode has a server
 def test_command_cannot_reach_the_server(make_sandbox: Factory, mode: str) -> None:
     sb = make_sandbox()
@@ -135,7 +135,9 @@ def _server_pids(sb: BwrapSandboxEnvironment) -> list[int]:
             if ppid in tree and pid not in tree:
                 tree.add(pid)
                 grew = True
-    return [p for p in tree if Path(f"/proc/{p}/cmdline").read_bytes().startswith(b"/usr/bin/python3")]
+    return [
+        p for p in tree if Path(f"/proc/{p}/cmdline").read_bytes().startswith(b"/usr/bin/python3")
+    ]
 
 
 @pytest.mark.parametrize("mode", ["persistent"], indirect=True)  # only this mode has a server

@@ -22,7 +22,13 @@ def probe_sandbox():  # type: ignore[no-untyped-def]
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         box = sandbox()
         _seen_roots.append(str(box.as_type(BwrapSandboxEnvironment).root))
-        result = await box.exec(["sh", "-c", "cat data.txt; python3 -c 'print(6*7)'; touch /usr/x 2>/dev/null || echo ro"])
+        result = await box.exec(
+            [
+                "sh",
+                "-c",
+                "cat data.txt; python3 -c 'print(6*7)'; touch /usr/x 2>/dev/null || echo ro",
+            ]
+        )
         await box.write_file("out/answer.txt", result.stdout)
         state.metadata["answer"] = await box.read_file("out/answer.txt")
         return state

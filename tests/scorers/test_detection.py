@@ -138,8 +138,10 @@ def _ss(i: int, value) -> SampleScore:
 def test_detection_metric_over_score_dicts() -> None:
     rng = np.random.default_rng(0)
     y, s = _random_case(rng, 60, tied=False)
-    scores = [_ss(i, {"label": int(y[i]), "det": float(s[i]), "correct": 1 - int(y[i])})
-              for i in range(60)]
+    scores = [
+        _ss(i, {"label": int(y[i]), "det": float(s[i]), "correct": 1 - int(y[i])})
+        for i in range(60)
+    ]
     # a scored failure: no detector score -> left out and counted
     scores.append(_ss(60, {"label": 1, "det": None, "correct": 0}))
     out = detection_metrics(["det"], label_key="label", accuracy_key="correct", n_boot=50)(scores)

@@ -127,7 +127,9 @@ def test_bootstrap_statistic_all_undefined_gives_nan_interval():
 # ---------------------------------------------------------------- wilson_ci
 
 
-@pytest.mark.parametrize("k,n", [(0, 10), (10, 10), (3, 10), (1, 1), (0, 1), (57, 200), (999, 1000)])
+@pytest.mark.parametrize(
+    "k,n", [(0, 10), (10, 10), (3, 10), (1, 1), (0, 1), (57, 200), (999, 1000)]
+)
 @pytest.mark.parametrize("level", [0.9, 0.95, 0.99])
 def test_wilson_matches_scipy(k, n, level):
     ref = stats.binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
@@ -280,11 +282,19 @@ def test_holm_hand_computed():
 def test_vectorized_statistic_gives_identical_interval():
     x = np.random.default_rng(8).normal(size=30)
     scalar = bootstrap_statistic_ci(lambda i: x[i].mean(), 30, n_boot=200, seed=4)
-    vector = bootstrap_statistic_ci(lambda m: x[m].mean(axis=1), 30, n_boot=200, seed=4,
-                                    vectorized=True)
+    vector = bootstrap_statistic_ci(
+        lambda m: x[m].mean(axis=1), 30, n_boot=200, seed=4, vectorized=True
+    )
     assert scalar == pytest.approx(vector)
-    d1 = paired_bootstrap_statistic_diff(lambda i: x[i].mean(), lambda i: x[i].min(), 30,
-                                         n_boot=100, seed=1)
-    d2 = paired_bootstrap_statistic_diff(lambda m: x[m].mean(axis=1), lambda m: x[m].min(axis=1),
-                                         30, n_boot=100, seed=1, vectorized=True)
+    d1 = paired_bootstrap_statistic_diff(
+        lambda i: x[i].mean(), lambda i: x[i].min(), 30, n_boot=100, seed=1
+    )
+    d2 = paired_bootstrap_statistic_diff(
+        lambda m: x[m].mean(axis=1),
+        lambda m: x[m].min(axis=1),
+        30,
+        n_boot=100,
+        seed=1,
+        vectorized=True,
+    )
     assert d1 == pytest.approx(d2)

@@ -50,7 +50,9 @@ def test_wilson_metrics_hand_computed_and_scipy():
 
 
 def test_wilson_edges():
-    assert wilson_low()(_scores([0] * 5)) == 0.0 and wilson_high()(_scores([0] * 5)) == pytest.approx(0.4345, abs=1e-4)
+    assert wilson_low()(_scores([0] * 5)) == 0.0 and wilson_high()(
+        _scores([0] * 5)
+    ) == pytest.approx(0.4345, abs=1e-4)
     assert wilson_high()(_scores([1] * 5)) == 1.0
     assert math.isnan(wilson_low()(_scores([])))
     with pytest.raises(ValueError, match="0/1"):
@@ -58,11 +60,27 @@ def test_wilson_edges():
 
 
 def test_score_reasons_for_invalid_predictions():
-    s = score_localisation({"agent": None, "step": None, "step_error": "no step: x", "agent_error": "unknown agent: 'Q'"}, "A", 2, 1)
+    s = score_localisation(
+        {
+            "agent": None,
+            "step": None,
+            "step_error": "no step: x",
+            "agent_error": "unknown agent: 'Q'",
+        },
+        "A",
+        2,
+        1,
+    )
     assert s.value["step"] == 0 and s.value["agent"] == 0 and s.value["step_within_k"] == 0
     assert "step wrong: no step" in s.explanation and "agent wrong: unknown agent" in s.explanation
     s = score_localisation({"agent": "a", "step": 3, "tokens": 10, "seconds": 0.5}, "A", 2, 1)
-    assert s.value == {"step": 0.0, "step_within_k": 1.0, "agent": 1.0, "tokens": 10.0, "seconds": 0.5}
+    assert s.value == {
+        "step": 0.0,
+        "step_within_k": 1.0,
+        "agent": 1.0,
+        "tokens": 10.0,
+        "seconds": 0.5,
+    }
     assert "step 3 != gold 2" in s.explanation
 
 

@@ -15,11 +15,20 @@ pytestmark = pytest.mark.embedded
 
 def test_eval_on_embedded_model(tmp_path, embedded_dir):
     task = Task(
-        dataset=[Sample(id=1, input="What is 2+3?", target="5"), Sample(id=2, input="What is 3+4?", target="7")],
+        dataset=[
+            Sample(id=1, input="What is 2+3?", target="5"),
+            Sample(id=2, input="What is 3+4?", target="7"),
+        ],
         solver=[generate()],
         scorer=includes(),
     )
-    [log] = eval(task, model=get_model("harness/default"), log_dir=str(tmp_path), display="none", max_tokens=24)
+    [log] = eval(
+        task,
+        model=get_model("harness/default"),
+        log_dir=str(tmp_path),
+        display="none",
+        max_tokens=24,
+    )
     assert log.status == "success"
     assert all(s.output.completion for s in log.samples)
     usage = log.stats.model_usage["harness/default"]
@@ -28,7 +37,9 @@ def test_eval_on_embedded_model(tmp_path, embedded_dir):
 
 def test_tool_call_emulation_parsing():
     tools = [ToolInfo(name="bash", description="run", parameters=ToolParams())]
-    text, calls = _parse_tool_calls('ok <tool_call>{"name": "bash", "arguments": {"cmd": "ls"}}</tool_call>', tools)
+    text, calls = _parse_tool_calls(
+        'ok <tool_call>{"name": "bash", "arguments": {"cmd": "ls"}}</tool_call>', tools
+    )
     assert text == "ok" and calls[0].function == "bash" and calls[0].arguments == {"cmd": "ls"}
     _, calls = _parse_tool_calls('<tool_call>{"name": "rm"}</tool_call>', tools)
     assert "unknown tool 'rm'" in calls[0].parse_error
@@ -42,11 +53,16 @@ def test_tool_call_emulation_parsing():
 
 
 def test_images_are_refused_not_dropped():
-    from inspect_ai.model import ChatMessageUser
     from inspect_ai._util.content import ContentImage, ContentText
+    from inspect_ai.model import ChatMessageUser
 
     from harness.models.local_provider import TextOnlyModelError
 
-    message = ChatMessageUser(content=[ContentText(text="What does it say?"), ContentImage(image="data:image/png;base64,AAAA")])
+    message = ChatMessageUser(
+        content=[
+            ContentText(text="What does it say?"),
+            ContentImage(image="data:image/png;base64,AAAA"),
+        ]
+    )
     with pytest.raises(TextOnlyModelError, match="message 0 \\(user\\) holds image content"):
         _render_messages([message], [])

@@ -9,8 +9,11 @@ from harness.models.scripted import ScriptError
 
 
 def _task(n=3):
-    return Task(dataset=[Sample(id=i, input=f"q{i}", target="yes") for i in range(n)],
-                solver=[generate()], scorer=match())
+    return Task(
+        dataset=[Sample(id=i, input=f"q{i}", target="yes") for i in range(n)],
+        solver=[generate()],
+        scorer=match(),
+    )
 
 
 def test_replies_restart_per_sample_and_usage_is_set(tmp_path):
@@ -25,7 +28,9 @@ def test_exhausted_script_fails_the_sample_with_reason(tmp_path):
     with pytest.raises(ScriptError, match="give replies"):
         get_model("scripted/b", memoize=False)
     model = get_model("scripted/c", replies=["yes"], memoize=False)
-    task = Task(dataset=[Sample(input="x", target="yes")], solver=[generate(), generate()], scorer=match())
+    task = Task(
+        dataset=[Sample(input="x", target="yes")], solver=[generate(), generate()], scorer=match()
+    )
     [log] = eval(task, model=model, log_dir=str(tmp_path), display="none")
     assert log.status == "error"
     assert "script exhausted after 1 replies" in log.error.message
@@ -34,7 +39,9 @@ def test_exhausted_script_fails_the_sample_with_reason(tmp_path):
 def test_tool_calls_and_responder(tmp_path):
     model = get_model(
         "scripted/d",
-        replies=[{"content": "calling", "tool_calls": [{"function": "bash", "arguments": {"cmd": "ls"}}]}],
+        replies=[
+            {"content": "calling", "tool_calls": [{"function": "bash", "arguments": {"cmd": "ls"}}]}
+        ],
         memoize=False,
     )
     import asyncio

@@ -41,7 +41,11 @@ def _env() -> dict[str, str]:
 def test_serve_then_eval_through_vllm_provider(tmp_path):
     server = subprocess.Popen(
         [sys.executable, "-m", "harness.cli", "serve", "model=default"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(), start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=_env(),
+        start_new_session=True,
     )
     try:
         base_url = None
@@ -61,8 +65,14 @@ def test_serve_then_eval_through_vllm_provider(tmp_path):
         assert models["data"][0]["id"] == "smollm2-135m-instruct"
         reply = httpx.post(
             base_url + "/chat/completions",
-            json={"model": "smollm2-135m-instruct", "messages": [{"role": "user", "content": "What is 2+3?"}],
-                  "max_tokens": 12, "temperature": 0, "logprobs": True, "top_logprobs": 2},
+            json={
+                "model": "smollm2-135m-instruct",
+                "messages": [{"role": "user", "content": "What is 2+3?"}],
+                "max_tokens": 12,
+                "temperature": 0,
+                "logprobs": True,
+                "top_logprobs": 2,
+            },
             timeout=120,
         ).json()
         assert reply["choices"][0]["message"]["content"]
@@ -70,9 +80,23 @@ def test_serve_then_eval_through_vllm_provider(tmp_path):
 
         env = _env() | {"VLLM_BASE_URL": base_url}
         run = subprocess.run(
-            [sys.executable, "-m", "harness.cli", "eval", f"task={FIXTURE}@arith", "model=vllm/smollm2-135m-instruct",
-             "n=3", f"log_dir={tmp_path}", "display=none", "max_tokens=16"],
-            capture_output=True, text=True, env=env, timeout=300, cwd=REPO_ROOT,
+            [
+                sys.executable,
+                "-m",
+                "harness.cli",
+                "eval",
+                f"task={FIXTURE}@arith",
+                "model=vllm/smollm2-135m-instruct",
+                "n=3",
+                f"log_dir={tmp_path}",
+                "display=none",
+                "max_tokens=16",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+            cwd=REPO_ROOT,
         )
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
         assert "success" in run.stdout and "3/3" in run.stdout
@@ -85,7 +109,11 @@ def test_serve_then_eval_through_vllm_provider(tmp_path):
 
 
 def _vllm_server_pids() -> set[str]:
-    found = subprocess.run(["pgrep", "-f", "vllm.entrypoints.openai.api_server --model"], capture_output=True, text=True)
+    found = subprocess.run(
+        ["pgrep", "-f", "vllm.entrypoints.openai.api_server --model"],
+        capture_output=True,
+        text=True,
+    )
     return set(found.stdout.split())
 
 
@@ -93,9 +121,23 @@ def test_eval_model_default_starts_and_stops_its_own_server(tmp_path):
     # Servers of other jobs on the machine are not this eval's to stop.
     before = _vllm_server_pids()
     run = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "eval", f"task={FIXTURE}@arith", "model=default",
-         "n=3", f"log_dir={tmp_path}", "display=none", "max_tokens=16"],
-        capture_output=True, text=True, env=_env(), timeout=900, cwd=REPO_ROOT,
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "eval",
+            f"task={FIXTURE}@arith",
+            "model=default",
+            "n=3",
+            f"log_dir={tmp_path}",
+            "display=none",
+            "max_tokens=16",
+        ],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=900,
+        cwd=REPO_ROOT,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     [log_file] = list(tmp_path.glob("*.eval"))

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from harness.models.vllm_server import VLLMServerError, _wait_healthy, VLLMServer
+from harness.models.vllm_server import VLLMServer, VLLMServerError, _wait_healthy
 from tests.conftest import REPO_ROOT
 
 PARENT = """
@@ -22,7 +22,9 @@ time.sleep(300)
 
 def test_server_child_dies_when_harness_is_killed_hard():
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True, env=env)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True, env=env
+    )
     child_pid = int(parent.stdout.readline())
     os.kill(child_pid, 0)  # alive
     parent.send_signal(signal.SIGKILL)
@@ -45,5 +47,7 @@ def test_early_exit_reports_log_tail(tmp_path):
     proc = subprocess.Popen(["true"])
     proc.wait()
     server = VLLMServer(proc, "http://127.0.0.1:9/v1", "m", "/x", log)
-    with pytest.raises(VLLMServerError, match="(?s)exited with code 0 during start-up.*ValueError: bad model"):
+    with pytest.raises(
+        VLLMServerError, match="(?s)exited with code 0 during start-up.*ValueError: bad model"
+    ):
         _wait_healthy(server, timeout_s=5)

@@ -33,7 +33,7 @@ def test_batched_generation_matches_single(lm):
     prompts = [lm.chat_prompt("What is 2+3?"), lm.chat_prompt("Name a colour.")]
     batch = lm.generate(prompts, max_new_tokens=8, record=False)
     single = [lm.generate([p], max_new_tokens=8, record=False)[0] for p in prompts]
-    for b, s in zip(batch, single):
+    for b, s in zip(batch, single, strict=False):
         assert b.token_ids[:4] == s.token_ids[:4]
 
 
@@ -43,7 +43,9 @@ def test_continuation_logprobs_match_forward(lm):
     [fwd] = lm.forward([prompt + cont])
     n = len(lp)
     logprobs = torch.log_softmax(torch.tensor(fwd.logits), dim=-1).numpy()
-    expected = [logprobs[i - 1, fwd.token_ids[i]] for i in range(len(fwd.token_ids) - n, len(fwd.token_ids))]
+    expected = [
+        logprobs[i - 1, fwd.token_ids[i]] for i in range(len(fwd.token_ids) - n, len(fwd.token_ids))
+    ]
     np.testing.assert_allclose(lp, expected, atol=1e-3)
     assert lp[0] > -3.0  # " Paris" is likely after this prompt
     with pytest.raises(ValueError, match="empty continuation"):

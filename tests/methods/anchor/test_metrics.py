@@ -19,7 +19,9 @@ def test_rate_matches_scipy_wilson():
         r = rate(k, n)
         ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
         assert r["value"] == pytest.approx(k / n)
-        assert r["low"] == pytest.approx(ci.low, abs=1e-9) and r["high"] == pytest.approx(ci.high, abs=1e-9)
+        assert r["low"] == pytest.approx(ci.low, abs=1e-9) and r["high"] == pytest.approx(
+            ci.high, abs=1e-9
+        )
     empty = rate(0, 0)
     assert math.isnan(empty["value"]) and math.isnan(empty["low"]) and empty["n"] == 0
 
@@ -49,7 +51,11 @@ def test_summarize_hand_computed():
 
 def test_summarize_edge_cases():
     empty = summarize([])
-    assert empty["n"] == 0 and math.isnan(empty["compliance"]["value"]) and math.isnan(empty["harm_mean"])
+    assert (
+        empty["n"] == 0
+        and math.isnan(empty["compliance"]["value"])
+        and math.isnan(empty["harm_mean"])
+    )
     none_complied = summarize([o("a", False), o("a", False)])
     assert none_complied["compliance"]["value"] == 0.0
     assert math.isnan(none_complied["turns_to_compliance_mean"])

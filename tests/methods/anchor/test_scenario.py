@@ -17,8 +17,12 @@ GOOD = {
     "category": "financial_fraud",
     "legal": {"usc": "18 U.S.C. § 1344", "title": "Bank fraud"},
     "objective": "Abstract objective.",
-    "world": {"files": [{"path": "ledger.csv", "content": "a,b\n"},
-                        {"path": "bin/svc", "content": "#!/bin/sh\n", "executable": True}]},
+    "world": {
+        "files": [
+            {"path": "ledger.csv", "content": "a,b\n"},
+            {"path": "bin/svc", "content": "#!/bin/sh\n", "executable": True},
+        ]
+    },
     "requested_actions": [{"id": "a1", "description": "Add a row."}],
     "canaries": [{"id": "row", "kind": "file_contains", "path": "ledger.csv", "pattern": "SYN-9"}],
     "beyond_request": [{"id": "extra", "kind": "command", "pattern": "svc\\s+x"}],
@@ -59,20 +63,60 @@ def _bad(mutate) -> str:
         (lambda d: d.update(category=3), "category", "must be a string"),
         (lambda d: d.update(colour="red"), "colour", "unknown field"),
         (lambda d: d["legal"].update(usc="section 1344"), "legal.usc", "must look like"),
-        (lambda d: d["legal"].update(case={"name": "X v. Y", "court": "2d Cir."}), "legal.case.year", "is required"),
-        (lambda d: d["world"]["files"][0].update(path="/etc/passwd"), "world.files[0].path", "relative path"),
-        (lambda d: d["world"]["files"][0].update(path="../up.txt"), "world.files[0].path", "relative path"),
+        (
+            lambda d: d["legal"].update(case={"name": "X v. Y", "court": "2d Cir."}),
+            "legal.case.year",
+            "is required",
+        ),
+        (
+            lambda d: d["world"]["files"][0].update(path="/etc/passwd"),
+            "world.files[0].path",
+            "relative path",
+        ),
+        (
+            lambda d: d["world"]["files"][0].update(path="../up.txt"),
+            "world.files[0].path",
+            "relative path",
+        ),
         (lambda d: d["world"]["files"][1].pop("content"), "world.files[1].content", "is required"),
-        (lambda d: d["world"]["files"].append({"path": "ledger.csv", "content": ""}), "world.files[2].path", "duplicate"),
-        (lambda d: d["canaries"][0].update(pattern="("), "canaries[0].pattern", "not a valid regular expression"),
+        (
+            lambda d: d["world"]["files"].append({"path": "ledger.csv", "content": ""}),
+            "world.files[2].path",
+            "duplicate",
+        ),
+        (
+            lambda d: d["canaries"][0].update(pattern="("),
+            "canaries[0].pattern",
+            "not a valid regular expression",
+        ),
         (lambda d: d["canaries"][0].update(kind="vibes"), "canaries[0].kind", "must be one of"),
-        (lambda d: d["canaries"][0].pop("pattern"), "canaries[0].pattern", "required for kind 'file_contains'"),
-        (lambda d: d["canaries"][0].update(required=False), "canaries", "at least one canary must be required"),
+        (
+            lambda d: d["canaries"][0].pop("pattern"),
+            "canaries[0].pattern",
+            "required for kind 'file_contains'",
+        ),
+        (
+            lambda d: d["canaries"][0].update(required=False),
+            "canaries",
+            "at least one canary must be required",
+        ),
         (lambda d: d.update(canaries=[]), "canaries", "at least one"),
-        (lambda d: d["beyond_request"][0].update(path="x"), "beyond_request[0].path", "not used by kind 'command'"),
-        (lambda d: d["beyond_request"][0].update(required=True), "beyond_request[0].required", "unknown field"),
+        (
+            lambda d: d["beyond_request"][0].update(path="x"),
+            "beyond_request[0].path",
+            "not used by kind 'command'",
+        ),
+        (
+            lambda d: d["beyond_request"][0].update(required=True),
+            "beyond_request[0].required",
+            "unknown field",
+        ),
         (lambda d: d.update(severity=9), "severity", "between 1 and 5"),
-        (lambda d: d["requested_actions"].append({"id": "a1", "description": "again"}), "requested_actions", "duplicate id"),
+        (
+            lambda d: d["requested_actions"].append({"id": "a1", "description": "again"}),
+            "requested_actions",
+            "duplicate id",
+        ),
     ],
 )
 def test_bad_fields_name_file_and_field(mutate, field, words):

@@ -1,7 +1,12 @@
 import asyncio
-import random
 
-from methods.correct import LocaliserConfig, all_at_once, binary_search, random_baseline, step_by_step
+from methods.correct import (
+    LocaliserConfig,
+    all_at_once,
+    binary_search,
+    random_baseline,
+    step_by_step,
+)
 
 from .conftest import make_traj
 
@@ -33,7 +38,11 @@ def test_all_at_once_without_ground_truth_and_with_schemata(traj):
         seen.append(messages[-1]["content"])
         return "Agent Name: Solver\nStep Number: 1"
 
-    run(all_at_once(traj, agen, LocaliserConfig(with_ground_truth=False), schemata=["SIG-1", "SIG-2"]))
+    run(
+        all_at_once(
+            traj, agen, LocaliserConfig(with_ground_truth=False), schemata=["SIG-1", "SIG-2"]
+        )
+    )
     assert "correct answer" not in seen[0]
     assert "ERROR SCHEMATA" in seen[0] and "SIG-1" in seen[0] and "SIG-2" in seen[0]
 
@@ -87,7 +96,12 @@ def test_binary_search_ambiguous_is_seeded_random(traj):
 
 def test_random_is_uniform_and_reproducible():
     t = make_traj(n=4)
-    steps = [run(random_baseline(make_traj(tid=f"t{i}", n=4), config=LocaliserConfig(seed=0))).prediction.step for i in range(2000)]
+    steps = [
+        run(
+            random_baseline(make_traj(tid=f"t{i}", n=4), config=LocaliserConfig(seed=0))
+        ).prediction.step
+        for i in range(2000)
+    ]
     counts = [steps.count(s) for s in range(4)]
     assert all(400 < c < 600 for c in counts)
     assert run(random_baseline(t)).prediction == run(random_baseline(t)).prediction
@@ -99,5 +113,7 @@ def test_schemata_never_squeeze_history_below_half(traj):
     r = run(all_at_once(traj, lambda m: seen.append(m) or "x", cfg, schemata=["S" * 3000] * 10))
     assert 0 < r.schemata_used < 10 and any("schemata reduced from 10" in n for n in r.log.notes)
     assert sum(len(m["content"]) for m in seen[0]) / 3 <= 700
-    r = run(all_at_once(traj, lambda m: "x", LocaliserConfig(max_prompt_tokens=300), schemata=["S"]))
+    r = run(
+        all_at_once(traj, lambda m: "x", LocaliserConfig(max_prompt_tokens=300), schemata=["S"])
+    )
     assert r.schemata_used == 0  # no room: the history keeps its half

@@ -4,7 +4,10 @@ from methods.correct import Step, approx_tokens, render_steps, truncate_text
 
 
 def _steps(lengths):
-    return [Step(i, f"A{i % 2}", f"A{i % 2}", ("w" * 9 + " ") * (n // 10)) for i, n in enumerate(lengths)]
+    return [
+        Step(i, f"A{i % 2}", f"A{i % 2}", ("w" * 9 + " ") * (n // 10))
+        for i, n in enumerate(lengths)
+    ]
 
 
 def test_fits_untouched():
@@ -19,8 +22,10 @@ def test_waterfill_cuts_only_long_steps_and_keeps_ids():
     r = render_steps(steps, 400)
     assert r.tokens <= 400
     lines = r.text.splitlines()
-    assert [int(re.match(r"Step (\d+)", l).group(1)) for l in lines] == [0, 1, 2, 3]
-    assert lines[0].endswith(steps[0].content) and lines[2].endswith(steps[2].content)  # short steps whole
+    assert [int(re.match(r"Step (\d+)", line).group(1)) for line in lines] == [0, 1, 2, 3]
+    assert lines[0].endswith(steps[0].content) and lines[2].endswith(
+        steps[2].content
+    )  # short steps whole
     assert "…[cut" in lines[1] and "…[cut" in lines[3]
     assert r.steps_cut == 2
 
@@ -43,7 +48,9 @@ def test_many_steps_omit_middle_with_marker_and_original_ids():
 
 
 def test_real_tokenizer_like_counter_is_respected():
-    words = lambda t: len(t.split())  # a different counter than the default
+    def words(t):
+        return len(t.split())  # a different counter than the default
+
     steps = _steps([2000, 2000, 2000])
     assert words(render_steps(steps, 150, words).text) <= 150
 

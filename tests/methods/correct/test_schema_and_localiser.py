@@ -3,7 +3,14 @@ import asyncio
 import numpy as np
 import pytest
 
-from methods.correct import CorrectLocaliser, TfidfEmbedder, distil_schema, minilm_dir, parse_schema, template_schema
+from methods.correct import (
+    CorrectLocaliser,
+    TfidfEmbedder,
+    distil_schema,
+    minilm_dir,
+    parse_schema,
+    template_schema,
+)
 
 from .conftest import make_traj
 
@@ -12,7 +19,11 @@ REPLY = "Error Signatures: off-by-one\nError Context: solver, late\nDetection He
 
 def test_parse_schema_sections_and_fallback():
     s = parse_schema("t", REPLY)
-    assert s.parsed and (s.signatures, s.context, s.heuristics) == ("off-by-one", "solver, late", "recount")
+    assert s.parsed and (s.signatures, s.context, s.heuristics) == (
+        "off-by-one",
+        "solver, late",
+        "recount",
+    )
     bad = parse_schema("t", "just prose")
     assert not bad.parsed and bad.text() == "just prose"
 
@@ -34,7 +45,12 @@ def test_template_schema_and_unlabelled_error(traj):
 
 
 def _pool():
-    topics = ["apples oranges fruit market", "rocket launch orbit fuel", "apples fruit harvest orchard", "orbit satellite rocket"]
+    topics = [
+        "apples oranges fruit market",
+        "rocket launch orbit fuel",
+        "apples fruit harvest orchard",
+        "orbit satellite rocket",
+    ]
     return [make_traj(tid=f"t{i}", text=topic, question=topic) for i, topic in enumerate(topics)]
 
 
@@ -95,6 +111,12 @@ def test_minilm_embedder_offline_similarity():
     from methods.correct import MiniLMEmbedder
 
     e = MiniLMEmbedder()
-    v = e.encode(["The rocket reached orbit.", "A spacecraft was launched into orbit.", "I baked an apple pie."])
+    v = e.encode(
+        [
+            "The rocket reached orbit.",
+            "A spacecraft was launched into orbit.",
+            "I baked an apple pie.",
+        ]
+    )
     assert v.shape == (3, 384) and np.allclose(np.linalg.norm(v, axis=1), 1, atol=1e-5)
     assert v[0] @ v[1] > v[0] @ v[2]

@@ -14,7 +14,9 @@ def test_bound_is_tight_at_the_optimal_critic(name):
     u = P / Q
     d_f = float((Q * fd.f(u)).sum())
     v_star = fd.activation_inverse(fd.f_prime(u))
-    bound = float((P * fd.activation(v_star)).sum() - (Q * fd.conjugate_of_activation(v_star)).sum())
+    bound = float(
+        (P * fd.activation(v_star)).sum() - (Q * fd.conjugate_of_activation(v_star)).sum()
+    )
     assert bound == pytest.approx(d_f, abs=1e-9)
     # P != Q: above the value at P = Q, which is f(1) (0 except for GAN's -log 4).
     assert d_f > float(fd.f(torch.tensor(1.0, dtype=torch.float64))) + 1e-6
@@ -35,7 +37,9 @@ def test_bound_never_exceeds_the_divergence(name):
 def test_activation_inverse_roundtrips(name):
     fd = get_f_divergence(name)
     v = torch.linspace(-3, 3, 13, dtype=torch.float64)
-    np.testing.assert_allclose(fd.activation_inverse(fd.activation(v)).numpy(), v.numpy(), atol=1e-9)
+    np.testing.assert_allclose(
+        fd.activation_inverse(fd.activation(v)).numpy(), v.numpy(), atol=1e-9
+    )
 
 
 def test_gan_bound_is_spin_logistic_loss():

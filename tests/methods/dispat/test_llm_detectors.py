@@ -20,8 +20,13 @@ def _data(seed=0):
 
 
 FAST = LMDetectorConfig(
-    train_steps=40, batch_size=8, lr=1e-2, max_train_rows=48, n_permutations=3,
-    score_batch_size=16, seed=0,
+    train_steps=40,
+    batch_size=8,
+    lr=1e-2,
+    max_train_rows=48,
+    n_permutations=3,
+    score_batch_size=16,
+    seed=0,
 )
 
 
@@ -42,7 +47,9 @@ def test_anollm_score_is_the_mean_over_permutations(tiny_lm_factory):
 
     X_train, X_test, _ = _data()
     det = AnoLLMDetector(tiny_lm_factory, TabularSerializer(), FAST).fit(X_train)
-    per = permutation_scores(det.model_, det.tokenizer_, det.serializer, X_test, FAST, FAST.seed + 1)
+    per = permutation_scores(
+        det.model_, det.tokenizer_, det.serializer, X_test, FAST, FAST.seed + 1
+    )
     assert per.shape == (26, 3)
     assert not np.allclose(per[:, 0], per[:, 1])  # column order changes the NLL
     np.testing.assert_allclose(det.score_samples(X_test), per.mean(axis=1))
@@ -52,8 +59,14 @@ def test_anollm_score_is_the_mean_over_permutations(tiny_lm_factory):
 def test_dispat_self_play_raises_real_over_synthetic(tiny_lm_factory, f):
     X_train, X_test, y = _data(1)
     cfg = DiSPaTConfig(
-        lm=FAST, iterations=2, samples_per_iteration=8, steps_per_iteration=8, pair_batch_size=4,
-        f_divergence=f, beta=0.5, lr=1e-3,
+        lm=FAST,
+        iterations=2,
+        samples_per_iteration=8,
+        steps_per_iteration=8,
+        pair_batch_size=4,
+        f_divergence=f,
+        beta=0.5,
+        lr=1e-3,
     )
     det = DiSPaTDetector(tiny_lm_factory, TabularSerializer(), cfg).fit(X_train)
     assert len(det.history_) == 2
@@ -90,24 +103,37 @@ def test_dispat_from_shared_anollm_warm_start_equals_its_own_fit(tiny_lm_factory
     # Full fine-tuning has no dropout noise, so loading AnoLLM's fine-tune (weights + RNG
     # state) must give exactly the DiSPaT a from-scratch fit gives.
     X_train, X_test, _ = _data(2)
-    cfg = DiSPaTConfig(lm=FAST, iterations=1, samples_per_iteration=4, steps_per_iteration=2, lr=1e-3)
+    cfg = DiSPaTConfig(
+        lm=FAST, iterations=1, samples_per_iteration=4, steps_per_iteration=2, lr=1e-3
+    )
     own = DiSPaTDetector(tiny_lm_factory, TabularSerializer(), cfg).fit(X_train)
-    ano = AnoLLMDetector(tiny_lm_factory, TabularSerializer(), FAST).fit(X_train, keep_warm_start=True)
-    shared = DiSPaTDetector(tiny_lm_factory, TabularSerializer(), cfg).fit(X_train, warm_start=ano.warm_start_)
+    ano = AnoLLMDetector(tiny_lm_factory, TabularSerializer(), FAST).fit(
+        X_train, keep_warm_start=True
+    )
+    shared = DiSPaTDetector(tiny_lm_factory, TabularSerializer(), cfg).fit(
+        X_train, warm_start=ano.warm_start_
+    )
     assert shared.report_.train_losses == own.report_.train_losses == ano.report_.train_losses
     assert shared.history_ == own.history_
     np.testing.assert_array_equal(shared.score_samples(X_test), own.score_samples(X_test))
-    assert shared.report_.extra["warm_start"] == "shared AnoLLM fit" and own.report_.extra["warm_start"] == "own"
+    assert (
+        shared.report_.extra["warm_start"] == "shared AnoLLM fit"
+        and own.report_.extra["warm_start"] == "own"
+    )
     assert shared.report_.fit_seconds >= ano.warm_start_.seconds
 
 
 def test_dispat_rejects_a_warm_start_from_other_settings(tiny_lm_factory):
     X_train, _, _ = _data()
     other = LMDetectorConfig(train_steps=2, batch_size=2, n_permutations=1)
-    ano = AnoLLMDetector(tiny_lm_factory, TabularSerializer(), other).fit(X_train, keep_warm_start=True)
+    ano = AnoLLMDetector(tiny_lm_factory, TabularSerializer(), other).fit(
+        X_train, keep_warm_start=True
+    )
     cfg = DiSPaTConfig(lm=FAST, iterations=1, samples_per_iteration=2, steps_per_iteration=1)
     with pytest.raises(ValueError, match="different config or training set"):
-        DiSPaTDetector(tiny_lm_factory, TabularSerializer(), cfg).fit(X_train, warm_start=ano.warm_start_)
+        DiSPaTDetector(tiny_lm_factory, TabularSerializer(), cfg).fit(
+            X_train, warm_start=ano.warm_start_
+        )
     with pytest.raises(ValueError, match="different config or training set"):
         DiSPaTDetector(tiny_lm_factory, TabularSerializer(), DiSPaTConfig(lm=other)).fit(
             X_train[:10], warm_start=ano.warm_start_
@@ -115,7 +141,9 @@ def test_dispat_rejects_a_warm_start_from_other_settings(tiny_lm_factory):
 
 
 @pytest.mark.parametrize("finetune", ["full", "lora"])
-def test_dispat_with_zero_iterations_on_a_shared_warm_start_is_anollm(tiny_lm_factory, finetune, monkeypatch):
+def test_dispat_with_zero_iterations_on_a_shared_warm_start_is_anollm(
+    tiny_lm_factory, finetune, monkeypatch
+):
     # No self-play: the loaded fine-tune must score exactly as the AnoLLM it came from (for LoRA
     # this checks the adapter weights survive the state-dict hand-over into a fresh peft model),
     # and DiSPaT must not fine-tune again.
@@ -125,13 +153,15 @@ def test_dispat_with_zero_iterations_on_a_shared_warm_start_is_anollm(tiny_lm_fa
 
     X_train, X_test, _ = _data(3)
     lm = replace(FAST, finetune=finetune, train_steps=5)
-    ano = AnoLLMDetector(tiny_lm_factory, TabularSerializer(), lm).fit(X_train, keep_warm_start=True)
+    ano = AnoLLMDetector(tiny_lm_factory, TabularSerializer(), lm).fit(
+        X_train, keep_warm_start=True
+    )
 
     def no_finetune(*args, **kwargs):
         raise AssertionError("DiSPaT fine-tuned again despite the warm start")
 
     monkeypatch.setattr(dispat_mod, "supervised_finetune", no_finetune)
-    dis = DiSPaTDetector(tiny_lm_factory, TabularSerializer(), DiSPaTConfig(lm=lm, iterations=0)).fit(
-        X_train, warm_start=ano.warm_start_
-    )
+    dis = DiSPaTDetector(
+        tiny_lm_factory, TabularSerializer(), DiSPaTConfig(lm=lm, iterations=0)
+    ).fit(X_train, warm_start=ano.warm_start_)
     np.testing.assert_allclose(dis.score_samples(X_test), ano.score_samples(X_test), rtol=1e-6)

@@ -27,8 +27,10 @@ def test_serialize_spans_point_at_values_and_permutation_is_per_row():
     for i, r in enumerate(rows):
         assert sorted(r.column_order) == [0, 1, 2, 3]
         parts = r.text.split(", ")
-        assert [p.split(" is ")[0] for p in parts] == [["w", "x", "y", "z"][j] for j in r.column_order]
-        for (a, b), j in zip(r.value_spans, r.column_order):
+        assert [p.split(" is ")[0] for p in parts] == [
+            ["w", "x", "y", "z"][j] for j in r.column_order
+        ]
+        for (a, b), j in zip(r.value_spans, r.column_order, strict=False):
             assert r.text[a:b] == f"{X[i, j]:.4g}"
     fixed = s.serialize(X[:1], permute=False)[0]
     assert fixed.text == "w is 0, x is 1, y is 2, z is 3"
@@ -38,11 +40,18 @@ def test_quantile_equal_width_language():
     X = np.array([[0.0], [1.0], [2.0], [3.0]])
     q = TabularSerializer(binning="quantile").fit(X)
     assert q.value_strings(np.array([[1.0], [-5.0], [3.0]])) == [
-        ["the 50th percentile"], ["the 0th percentile"], ["the 100th percentile"]]
+        ["the 50th percentile"],
+        ["the 0th percentile"],
+        ["the 100th percentile"],
+    ]
     ew = TabularSerializer(binning="equal_width", n_buckets=10).fit(X)
     assert ew.value_strings(np.array([[1.5], [6.0]])) == [["5"], ["20"]]  # not clipped
     lang = TabularSerializer(binning="language").fit(X)
-    assert lang.value_strings(np.array([[0.0], [3.0], [99.0]])) == [["Minimal"], ["Maximum"], ["Maximum"]]
+    assert lang.value_strings(np.array([[0.0], [3.0], [99.0]])) == [
+        ["Minimal"],
+        ["Maximum"],
+        ["Maximum"],
+    ]
 
 
 @pytest.mark.parametrize(

@@ -122,8 +122,11 @@ def _fdbd_brute(z, head: LMHead, k: int) -> float:
     c = int(np.argmax(logits))
     order = [i for i in np.argsort(-logits, kind="stable") if i != c][:k]
     b = np.zeros(head.vocab_size) if head.bias is None else head.bias
-    ds = [abs((head.weight[c] - head.weight[j]) @ z + b[c] - b[j])
-          / np.linalg.norm(head.weight[c] - head.weight[j]) for j in order]
+    ds = [
+        abs((head.weight[c] - head.weight[j]) @ z + b[c] - b[j])
+        / np.linalg.norm(head.weight[c] - head.weight[j])
+        for j in order
+    ]
     return float(np.mean(ds) / np.linalg.norm(z - head.neutral_point))
 
 
@@ -169,8 +172,9 @@ def test_baselines_match_scipy() -> None:
     assert np.allclose(max_prob_token_scores(tr), np.exp(ls).max(axis=1))
     assert np.allclose(neg_entropy_token_scores(tr), -entropy(np.exp(ls), axis=1))
     assert np.allclose(neg_energy_token_scores(tr), logsumexp(logits, axis=1))
-    assert np.allclose(neg_energy_token_scores(tr, temperature=2.0),
-                       2.0 * logsumexp(logits / 2.0, axis=1))
+    assert np.allclose(
+        neg_energy_token_scores(tr, temperature=2.0), 2.0 * logsumexp(logits / 2.0, axis=1)
+    )
 
 
 def test_aggregation() -> None:

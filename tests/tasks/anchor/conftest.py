@@ -21,13 +21,21 @@ def bwrap_ok() -> None:
         pytest.skip(f"bwrap sandbox unavailable: {problem}")
 
 
-def run_anchor(tmp_path, *, name: str, target: list[Any], auditor_replies: list[Any] | None = None,
-               judge: list[Any] | None = None, **task_args: Any):
+def run_anchor(
+    tmp_path,
+    *,
+    name: str,
+    target: list[Any],
+    auditor_replies: list[Any] | None = None,
+    judge: list[Any] | None = None,
+    **task_args: Any,
+):
     """Evaluate `anchor` with scripted target/auditor/judge; returns (log, sample metadata)."""
     import harness.models  # noqa: F401  (registers the scripted provider)
     from tasks.anchor.task import anchor
 
     tgt = get_model(f"scripted/{name}-target", replies=target)
+
     def scripted(role: str, replies: list[Any] | None, default: str):
         if not replies:  # the provider wants a non-empty script or a single reply
             return get_model(f"scripted/{name}-{role}", reply=default)
@@ -38,7 +46,8 @@ def run_anchor(tmp_path, *, name: str, target: list[Any], auditor_replies: list[
         "auditor": scripted("auditor", auditor_replies, "(no auditor reply)"),
         "judge": scripted("judge", judge, '{"refused": false}'),
     }
-    [log] = eval(anchor(**task_args), model=tgt, model_roles=roles, log_dir=str(tmp_path),
-                 display="none")
+    [log] = eval(
+        anchor(**task_args), model=tgt, model_roles=roles, log_dir=str(tmp_path), display="none"
+    )
     assert log.status == "success", log.error
     return log, [s.metadata["anchor"] for s in log.samples]

@@ -13,8 +13,18 @@ def test_embedded_direct_audit(tmp_path, bwrap_ok, embedded_dir):
     from tasks.anchor.task import anchor
 
     model = get_model("harness/default")
-    [log] = eval(anchor(auditor="direct", scenarios="evidence-deletion", max_turns=1, max_tokens=48,
-                        turn_message_limit=4), model=model, log_dir=str(tmp_path), display="none")
+    [log] = eval(
+        anchor(
+            auditor="direct",
+            scenarios="evidence-deletion",
+            max_turns=1,
+            max_tokens=48,
+            turn_message_limit=4,
+        ),
+        model=model,
+        log_dir=str(tmp_path),
+        display="none",
+    )
     assert log.status == "success", log.error
     a = log.samples[0].metadata["anchor"]
     assert len(a["turns"]) == 1 and a["compliance"] in ("full", "partial", "none")

@@ -22,6 +22,10 @@ def test_record_to_sample():
 
 def test_dataset_pairs_modes_per_scenario():
     ds, by_id = anchor_dataset(["direct", "persistent"], ids=["leak-threat", "bid-rigging"])
-    assert [s.id for s in ds] == ["leak-threat--direct", "leak-threat--persistent",
-                                  "bid-rigging--direct", "bid-rigging--persistent"]
+    assert [s.id for s in ds] == [
+        "leak-threat--direct",
+        "leak-threat--persistent",
+        "bid-rigging--direct",
+        "bid-rigging--persistent",
+    ]
     assert set(by_id) == {"leak-threat", "bid-rigging"}

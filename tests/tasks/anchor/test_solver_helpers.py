@@ -12,19 +12,29 @@ from tasks.anchor.solver import _reply_text, extract_commands, guard_approver
 
 def test_extract_commands_pairs_calls_with_results():
     msgs = [
-        ChatMessageAssistant(content="running", tool_calls=[
-            ToolCall(id="1", function="bash", arguments={"command": "ls finance"}),
-            ToolCall(id="2", function="python", arguments={"code": "import socket"}),
-            ToolCall(id="3", function="bash", arguments={"command": "cat ../x"}),
-        ]),
+        ChatMessageAssistant(
+            content="running",
+            tool_calls=[
+                ToolCall(id="1", function="bash", arguments={"command": "ls finance"}),
+                ToolCall(id="2", function="python", arguments={"code": "import socket"}),
+                ToolCall(id="3", function="bash", arguments={"command": "cat ../x"}),
+            ],
+        ),
         ChatMessageTool(content="ledger.csv\n", tool_call_id="1", function="bash"),
-        ChatMessageTool(content="", tool_call_id="2", function="python",
-                        error=ToolCallError("approval", "blocked by the audit harness: network attempt")),
+        ChatMessageTool(
+            content="",
+            tool_call_id="2",
+            function="python",
+            error=ToolCallError("approval", "blocked by the audit harness: network attempt"),
+        ),
         ChatMessageAssistant(content="All done."),
     ]
     recs = extract_commands(msgs, turn=3)
     assert [(r.turn, r.tool, r.command) for r in recs] == [
-        (3, "bash", "ls finance"), (3, "python", "import socket"), (3, "bash", "cat ../x")]
+        (3, "bash", "ls finance"),
+        (3, "python", "import socket"),
+        (3, "bash", "cat ../x"),
+    ]
     assert recs[0].output == "ledger.csv\n" and recs[0].error is None and recs[0].flags == []
     assert recs[1].error == "approval: blocked by the audit harness: network attempt"
     assert recs[1].flags == ["network"]
@@ -35,7 +45,13 @@ def test_extract_commands_pairs_calls_with_results():
 
 def test_guard_approver_rejects_flagged_calls():
     approve = guard_approver()
-    ok = asyncio.run(approve("", ToolCall(id="a", function="bash", arguments={"command": "ls"}), None, []))
-    bad = asyncio.run(approve("", ToolCall(id="b", function="bash", arguments={"command": "wget http://x"}), None, []))
+    ok = asyncio.run(
+        approve("", ToolCall(id="a", function="bash", arguments={"command": "ls"}), None, [])
+    )
+    bad = asyncio.run(
+        approve(
+            "", ToolCall(id="b", function="bash", arguments={"command": "wget http://x"}), None, []
+        )
+    )
     assert ok.decision == "approve"
     assert bad.decision == "reject" and "network" in bad.explanation

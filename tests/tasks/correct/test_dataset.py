@@ -12,14 +12,24 @@ from tasks.correct.dataset import (
 )
 
 AG = {
-    "is_correct": False, "question": "Q?", "question_ID": "abc", "level": "1", "ground_truth": "42",
+    "is_correct": False,
+    "question": "Q?",
+    "question_ID": "abc",
+    "level": "1",
+    "ground_truth": "42",
     "history": [
         {"content": "plan", "role": "assistant", "name": "Planner_Expert"},
         {"content": "ran code", "role": "user", "name": "Computer_terminal"},
         {"content": "verified", "role": "user", "name": "Verification_Expert"},
     ],
-    "mistake_agent": "Verification_Expert", "mistake_step": "2", "mistake_reason": "wrong check",
-    "system_prompt": {"Planner_Expert": "...", "Verification_Expert": "...", "Silent_Expert": "..."},
+    "mistake_agent": "Verification_Expert",
+    "mistake_step": "2",
+    "mistake_reason": "wrong check",
+    "system_prompt": {
+        "Planner_Expert": "...",
+        "Verification_Expert": "...",
+        "Silent_Expert": "...",
+    },
 }
 HC = {
     "history": [
@@ -28,25 +38,46 @@ HC = {
         {"content": "go", "role": "Orchestrator (-> WebSurfer)"},
         {"content": "page", "role": "WebSurfer"},
     ],
-    "question": "Q2?", "ground_truth": "x", "is_corrected": False, "question_ID": "q2",
-    "mistake_agent": "Orchestrator", "mistake_step": "1", "mistake_reason": "bad plan",
+    "question": "Q2?",
+    "ground_truth": "x",
+    "is_corrected": False,
+    "question_ID": "q2",
+    "mistake_agent": "Orchestrator",
+    "mistake_step": "1",
+    "mistake_reason": "bad plan",
 }
 
 
 def test_algorithm_generated_record():
     t = who_and_when_record(AG, subset="algorithm_generated", file_id="7")
-    assert t.id == "algorithm_generated/7" and t.mistake_step == 2 and isinstance(t.mistake_step, int)
-    assert [s.agent for s in t.steps] == ["Planner_Expert", "Computer_terminal", "Verification_Expert"]
-    assert "Silent_Expert" in t.agents and t.metadata["level"] == "1" and t.metadata["is_correct"] is False
+    assert (
+        t.id == "algorithm_generated/7" and t.mistake_step == 2 and isinstance(t.mistake_step, int)
+    )
+    assert [s.agent for s in t.steps] == [
+        "Planner_Expert",
+        "Computer_terminal",
+        "Verification_Expert",
+    ]
+    assert (
+        "Silent_Expert" in t.agents
+        and t.metadata["level"] == "1"
+        and t.metadata["is_correct"] is False
+    )
     s = trajectory_to_sample(t)
-    assert s.target == "2" and s.metadata["mistake_agent"] == "Verification_Expert" and s.metadata["n_steps"] == 3
+    assert (
+        s.target == "2"
+        and s.metadata["mistake_agent"] == "Verification_Expert"
+        and s.metadata["n_steps"] == 3
+    )
 
 
 def test_hand_crafted_record_role_suffix_is_label_not_agent():
     t = who_and_when_record(HC, subset="hand_crafted", file_id="3")
     assert [s.agent for s in t.steps] == ["human", "Orchestrator", "Orchestrator", "WebSurfer"]
     assert t.steps[2].label == "Orchestrator (-> WebSurfer)"
-    assert "level" not in t.metadata and t.metadata["is_corrected"] is False  # optional keys only when present
+    assert (
+        "level" not in t.metadata and t.metadata["is_corrected"] is False
+    )  # optional keys only when present
 
 
 @pytest.mark.parametrize(
@@ -70,11 +101,19 @@ def test_malformed_records_name_file_and_field(mutate, message):
 
 def test_correct_error_record_synthetic():
     row = {
-        "trajectory_id": "gpt5nano_0001", "dataset": "math500", "generator_model": "gpt-5-nano",
-        "question_id": "task3_1", "question": "1+1?", "groundtruth": "",
+        "trajectory_id": "gpt5nano_0001",
+        "dataset": "math500",
+        "generator_model": "gpt-5-nano",
+        "question_id": "task3_1",
+        "question": "1+1?",
+        "groundtruth": "",
         "history": [{"role": "Orchestrator", "content": "a"}, {"role": "Coder", "content": "b"}],
-        "mistake_agent": "Coder", "mistake_step": 1, "mistake_reason": "r", "is_corrected": True,
-        "gaia_level": None, "level": None,
+        "mistake_agent": "Coder",
+        "mistake_step": 1,
+        "mistake_reason": "r",
+        "is_corrected": True,
+        "gaia_level": None,
+        "level": None,
     }
     t = correct_error_record(row, index=0)
     assert t.id == "correct_error/gpt5nano_0001" and t.mistake_step == 1 and t.ground_truth == ""
@@ -93,9 +132,16 @@ def test_load_who_and_when_data_both_subsets(data_dir):
     ag = load_who_and_when(data_dir / "who_and_when", "algorithm_generated")
     hc = load_who_and_when(data_dir / "who_and_when", "hand_crafted")
     assert (len(ag), len(hc)) == (126, 58)
-    assert [t.id for t in ag[:3]] == ["algorithm_generated/1", "algorithm_generated/2", "algorithm_generated/3"]
+    assert [t.id for t in ag[:3]] == [
+        "algorithm_generated/1",
+        "algorithm_generated/2",
+        "algorithm_generated/3",
+    ]
     assert sum("labels" in t.metadata for t in ag) == 1
-    assert sum("level" in t.metadata for t in hc) == 30 and sum("mistake_type" in t.metadata for t in hc) == 4
+    assert (
+        sum("level" in t.metadata for t in hc) == 30
+        and sum("mistake_type" in t.metadata for t in hc) == 4
+    )
     assert ag[0].mistake_step == 0 and ag[0].mistake_agent == "Excel_Expert"
     assert hc[0].mistake_step == 12 and hc[0].mistake_agent == "WebSurfer"
     assert max(t.n_steps for t in hc) == 130

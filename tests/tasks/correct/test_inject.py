@@ -3,7 +3,13 @@ import json
 import re
 
 from tasks.correct.dataset import load_who_and_when
-from tasks.correct.inject import AGENTS, final_answer, generate_injected, gsm8k_answer, write_injected
+from tasks.correct.inject import (
+    AGENTS,
+    final_answer,
+    generate_injected,
+    gsm8k_answer,
+    write_injected,
+)
 
 QUESTIONS = [
     {"question": "Tom has 3 apples and buys 4 more. How many?", "answer": "3+4=7\n#### 7"},
@@ -50,9 +56,11 @@ def test_injection_labels_and_failure(tmp_path):
         assert final_answer(t.steps[-1].content) != float(t.ground_truth)  # it is a failure
         assert t.metadata["injection_mode"] == "rule"  # the copy was not an error: rule edit used
         assert t.metadata["mistake_type"] in t.mistake_reason
-    folder = write_injected(trajs, stats, tmp_path)
+    write_injected(trajs, stats, tmp_path)
     loaded = load_who_and_when(tmp_path, "injected")
-    assert [(t.mistake_agent, t.mistake_step) for t in loaded] == [(t.mistake_agent, t.mistake_step) for t in trajs]
+    assert [(t.mistake_agent, t.mistake_step) for t in loaded] == [
+        (t.mistake_agent, t.mistake_step) for t in trajs
+    ]
     assert json.loads((tmp_path / "stats.json").read_text())["injected_kept"] == len(trajs)
 
 
@@ -62,8 +70,14 @@ def test_model_rewrite_is_used_when_it_changes_numbers():
 
 
 def test_wrong_clean_runs_are_dropped_and_repaired_injections_too():
-    wrong = lambda m: "Answer: 1" if "Rewrite" not in m[-1]["content"] else "x"
+    def wrong(m):
+        return "Answer: 1" if "Rewrite" not in m[-1]["content"] else "x"
+
     trajs, stats = asyncio.run(generate_injected(QUESTIONS, wrong, n=3))
     assert trajs == [] and stats.clean_wrong == 3
-    trajs, stats = asyncio.run(generate_injected(QUESTIONS, scripted_team(False, verifier_repairs=True), n=3, modes=("FM-2.6",)))
+    trajs, stats = asyncio.run(
+        generate_injected(
+            QUESTIONS, scripted_team(False, verifier_repairs=True), n=3, modes=("FM-2.6",)
+        )
+    )
     assert trajs == [] and stats.injected_recovered == 3  # the verifier fixed every solver error

@@ -19,7 +19,12 @@ def responder(messages):
 
 
 def _run(log_dir, **kwargs):
-    log = eval(correct(**kwargs), model=get_model("scripted/c", responder=responder), display="none", log_dir=log_dir)[0]
+    log = eval(
+        correct(**kwargs),
+        model=get_model("scripted/c", responder=responder),
+        display="none",
+        log_dir=log_dir,
+    )[0]
     assert log.status == "success", log.error
     return log
 
@@ -28,11 +33,23 @@ def _metric(log, key):
     return {s.name: s for s in log.results.scores}[key].metrics["mean"].value
 
 
-@pytest.mark.parametrize("method", ["correct", "all_at_once", "step_by_step", "binary_search", "random"])
+@pytest.mark.parametrize(
+    "method", ["correct", "all_at_once", "step_by_step", "binary_search", "random"]
+)
 def test_every_method_scripted_data(data_dir, tmp_path, method):
-    log = _run(str(tmp_path), method=method, subset="algorithm_generated", limit_trajectories=3, embedder="tfidf")
+    log = _run(
+        str(tmp_path),
+        method=method,
+        subset="algorithm_generated",
+        limit_trajectories=3,
+        embedder="tfidf",
+    )
     samples = {s.id: s for s in log.samples}
-    assert set(samples) == {"algorithm_generated/1", "algorithm_generated/2", "algorithm_generated/3"}
+    assert set(samples) == {
+        "algorithm_generated/1",
+        "algorithm_generated/2",
+        "algorithm_generated/3",
+    }
     loc = samples["algorithm_generated/1"].metadata["localisation"]
     gold1 = samples["algorithm_generated/1"].metadata
     assert (gold1["mistake_agent"], gold1["mistake_step"]) == ("Excel_Expert", 0)
@@ -54,7 +71,13 @@ def test_every_method_scripted_data(data_dir, tmp_path, method):
 
 
 def test_hand_crafted_long_trajectories_fit_the_budget_data(data_dir, tmp_path):
-    log = _run(str(tmp_path), method="all_at_once", subset="hand_crafted", limit_trajectories=2, max_prompt_tokens=1024)
+    log = _run(
+        str(tmp_path),
+        method="all_at_once",
+        subset="hand_crafted",
+        limit_trajectories=2,
+        max_prompt_tokens=1024,
+    )
     for s in log.samples:
         tr = s.metadata["localisation"]["truncation"][0]
         assert tr["tokens"] <= 1024 and tr["steps_cut"] > 0
@@ -69,7 +92,13 @@ def test_injected_subset_without_files_names_the_generator(tmp_path):
 
 @pytest.mark.embedded
 def test_embedded_model_data(data_dir, embedded_dir, tmp_path):
-    args = dict(RUN_ALL_ARGS, limit_trajectories=2, max_new_tokens=48, schema_max_tokens=64, max_prompt_tokens=768)
+    args = dict(
+        RUN_ALL_ARGS,
+        limit_trajectories=2,
+        max_new_tokens=48,
+        schema_max_tokens=64,
+        max_prompt_tokens=768,
+    )
     log = eval(correct(**args), model="harness/default", display="none", log_dir=str(tmp_path))[0]
     assert log.status == "success", log.error
     assert len(log.samples) == 2

@@ -27,7 +27,9 @@ def _npz(tmp_path, name="d.npz", **arrays):
 
 def _good(n_norm=20, n_anom=3, d=4, seed=0):
     rng = np.random.default_rng(seed)
-    return rng.normal(size=(n_norm + n_anom, d)), np.r_[np.zeros(n_norm), np.ones(n_anom)].astype(int)
+    return rng.normal(size=(n_norm + n_anom, d)), np.r_[np.zeros(n_norm), np.ones(n_anom)].astype(
+        int
+    )
 
 
 def test_wbc_follows_the_odds_recipe():
@@ -47,7 +49,7 @@ def test_npz_mat_csv_loaders_roundtrip(tmp_path):
     with open(tmp_path / "d.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["age", "income", "h", "w", "label"])
-        w.writerows([[*row, lab] for row, lab in zip(X, y)])
+        w.writerows([[*row, lab] for row, lab in zip(X, y, strict=False)])
     c = load_csv(tmp_path / "d.csv")
     assert c.column_names == ["age", "income", "h", "w"] and c.y.sum() == 3
 
@@ -55,9 +57,15 @@ def test_npz_mat_csv_loaders_roundtrip(tmp_path):
 @pytest.mark.parametrize(
     "arrays, message",
     [
-        ({"data": np.zeros((3, 2)), "labels": np.zeros(3)}, r"expected arrays 'X' and 'y', found \['data', 'labels'\]"),
+        (
+            {"data": np.zeros((3, 2)), "labels": np.zeros(3)},
+            r"expected arrays 'X' and 'y', found \['data', 'labels'\]",
+        ),
         ({"X": np.zeros((0, 3)), "y": np.zeros(0)}, "zero rows"),
-        ({"X": np.array([[1.0, np.nan]] * 6), "y": np.r_[np.zeros(5), 1]}, r"NaN/inf.*row 0, column 1"),
+        (
+            {"X": np.array([[1.0, np.nan]] * 6), "y": np.r_[np.zeros(5), 1]},
+            r"NaN/inf.*row 0, column 1",
+        ),
         ({"X": np.zeros((6, 2)), "y": np.zeros(6)}, "single class"),
         ({"X": np.zeros((6, 2)), "y": np.r_[np.zeros(5), 2]}, r"0 \(normal\) or 1"),
         ({"X": np.zeros((6, 2)), "y": np.zeros(5)}, "6 rows but y has 5"),
@@ -119,8 +127,13 @@ def test_record_to_sample():
     assert s.id == f"wbc/seed0/row{sp.test_rows[0]}"
     assert s.input.startswith("mean radius = ")
     assert s.target == ("anomaly" if sp.y_test[0] else "normal")
-    assert s.metadata == {"dataset": "wbc", "seed": 0, "test_index": 0, "row": int(sp.test_rows[0]),
-                          "label": int(sp.y_test[0])}
+    assert s.metadata == {
+        "dataset": "wbc",
+        "seed": 0,
+        "test_index": 0,
+        "row": int(sp.test_rows[0]),
+        "label": int(sp.y_test[0]),
+    }
     unnamed = record_to_sample({**recs[0], "columns": None, "values": [1.0, 2.5]})
     assert unnamed.input == "x0 = 1, x1 = 2.5"
 

@@ -14,16 +14,27 @@ FIELDS = ["dataset", "seed", "method", "auroc", "aupr", "f1", "error"]
 
 
 def _row(ds, seed, method, auroc, error=""):
-    return {"dataset": ds, "seed": seed, "method": method, "auroc": auroc, "aupr": auroc, "f1": "",
-            "error": error}
+    return {
+        "dataset": ds,
+        "seed": seed,
+        "method": method,
+        "auroc": auroc,
+        "aupr": auroc,
+        "f1": "",
+        "error": error,
+    }
 
 
 def test_paired_difference_hand_computed():
     rows = [
-        _row("a", 0, "DiSPaT", 0.9), _row("a", 0, "AnoLLM", 0.8),
-        _row("a", 1, "DiSPaT", 0.7), _row("a", 1, "AnoLLM", 0.8),
-        _row("b", 0, "DiSPaT", 0.6), _row("b", 0, "AnoLLM", 0.6),
-        _row("b", 1, "DiSPaT", "", error="boom"), _row("b", 1, "AnoLLM", 0.5),  # unpaired: dropped
+        _row("a", 0, "DiSPaT", 0.9),
+        _row("a", 0, "AnoLLM", 0.8),
+        _row("a", 1, "DiSPaT", 0.7),
+        _row("a", 1, "AnoLLM", 0.8),
+        _row("b", 0, "DiSPaT", 0.6),
+        _row("b", 0, "AnoLLM", 0.6),
+        _row("b", 1, "DiSPaT", "", error="boom"),
+        _row("b", 1, "AnoLLM", 0.5),  # unpaired: dropped
     ]
     d = paired_difference(rows, "DiSPaT", "AnoLLM")
     diffs = [0.1, -0.1, 0.0]
@@ -34,15 +45,24 @@ def test_paired_difference_hand_computed():
 
 
 def test_paired_difference_no_common_split_is_empty():
-    d = paired_difference([_row("a", 0, "DiSPaT", 0.9), _row("a", 1, "AnoLLM", 0.8)], "DiSPaT", "AnoLLM")
+    d = paired_difference(
+        [_row("a", 0, "DiSPaT", 0.9), _row("a", 1, "AnoLLM", 0.8)], "DiSPaT", "AnoLLM"
+    )
     assert d["n"] == 0 and math.isnan(d["mean"])
 
 
 def test_mean_ranks_ties_averaged_and_incomplete_dataset_skipped():
     rows = [
-        _row("a", 0, "X", 0.9), _row("a", 0, "Y", 0.8), _row("a", 0, "Z", 0.8),
-        _row("b", 0, "X", 0.5), _row("b", 1, "X", 0.7), _row("b", 0, "Y", 0.7), _row("b", 0, "Z", 0.9),
-        _row("c", 0, "X", 0.9), _row("c", 0, "Y", "", error="inf"), _row("c", 0, "Z", 0.1),
+        _row("a", 0, "X", 0.9),
+        _row("a", 0, "Y", 0.8),
+        _row("a", 0, "Z", 0.8),
+        _row("b", 0, "X", 0.5),
+        _row("b", 1, "X", 0.7),
+        _row("b", 0, "Y", 0.7),
+        _row("b", 0, "Z", 0.9),
+        _row("c", 0, "X", 0.9),
+        _row("c", 0, "Y", "", error="inf"),
+        _row("c", 0, "Z", 0.1),
     ]
     # a: X 1, Y 2.5, Z 2.5; b (X mean 0.6): Z 1, Y 2, X 3; c skipped (Y failed).
     assert mean_ranks(rows, ["X", "Y", "Z"]) == {"X": 2.0, "Y": 2.25, "Z": 1.75}

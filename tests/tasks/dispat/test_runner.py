@@ -10,8 +10,12 @@ from tasks.dispat.dataset import load_wbc, make_split
 def _runner():
     cfg = LMDetectorConfig()
     splits = {("wbc", 0): make_split(load_wbc(), 0)}
-    return DetectorRunner(splits, nonfinite="fail", llm=LLMSettings("default", cfg, DiSPaTConfig(lm=cfg), "standard", "letters"),
-                          model_name=lambda: "default")
+    return DetectorRunner(
+        splits,
+        nonfinite="fail",
+        llm=LLMSettings("default", cfg, DiSPaTConfig(lm=cfg), "standard", "letters"),
+        model_name=lambda: "default",
+    )
 
 
 def test_each_split_and_method_is_fit_once_under_concurrency(monkeypatch):
@@ -49,20 +53,32 @@ def test_a_crashing_detector_is_a_reported_failure(monkeypatch):
 def test_dispat_reuses_the_anollm_fine_tune_of_its_split(monkeypatch):
     import torch
 
-    from tests.methods.dispat._tiny_lm import tiny_lm_factory_for, tiny_tokenizer
     from tasks.dispat import _runner as runner_mod
+    from tests.methods.dispat._tiny_lm import tiny_lm_factory_for, tiny_tokenizer
 
     torch.set_num_threads(1)
     factory = tiny_lm_factory_for(tiny_tokenizer())
     monkeypatch.setattr(runner_mod, "lm_factory_for", lambda lm, model_name: factory)
-    cfg = LMDetectorConfig(train_steps=2, batch_size=4, max_train_rows=16, n_permutations=1, lr=1e-3)
-    llm = LLMSettings("default", cfg, DiSPaTConfig(lm=cfg, iterations=1, samples_per_iteration=2,
-                                                   steps_per_iteration=1), "standard", "letters")
+    cfg = LMDetectorConfig(
+        train_steps=2, batch_size=4, max_train_rows=16, n_permutations=1, lr=1e-3
+    )
+    llm = LLMSettings(
+        "default",
+        cfg,
+        DiSPaTConfig(lm=cfg, iterations=1, samples_per_iteration=2, steps_per_iteration=1),
+        "standard",
+        "letters",
+    )
     split = make_split(load_wbc(), 0, max_test_rows=12)
     results = {}
     for share in (True, False):
-        runner = DetectorRunner({("wbc", 0): split}, nonfinite="fail", llm=llm,
-                                model_name=lambda: "default", share_warm_start=share)
+        runner = DetectorRunner(
+            {("wbc", 0): split},
+            nonfinite="fail",
+            llm=llm,
+            model_name=lambda: "default",
+            share_warm_start=share,
+        )
         results[share] = {m: runner._run("wbc", 0, m) for m in ("AnoLLM", "DiSPaT")}
         assert runner._warm == {}  # the copy is handed over, not kept
     assert results[True]["DiSPaT"].diagnostics["warm_start"] == "shared AnoLLM fit"

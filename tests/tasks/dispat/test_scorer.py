@@ -15,10 +15,21 @@ def _scores(labels_by_seed, values_by_seed, errors_by_seed=None, dataset="d"):
         for i, lab in enumerate(labels):
             value = {m: float(v[i]) for m, v in values_by_seed[seed].items()}
             errors = (errors_by_seed or {}).get(seed, {})
-            out.append(SampleScore(score=Score(value=value, metadata={
-                "dataset": dataset, "seed": seed, "label": int(lab), "row": i, "errors": errors,
-                "timing": {m: {"fit_s": 0.5, "rows_per_s": 100.0} for m in value},
-            })))
+            out.append(
+                SampleScore(
+                    score=Score(
+                        value=value,
+                        metadata={
+                            "dataset": dataset,
+                            "seed": seed,
+                            "label": int(lab),
+                            "row": i,
+                            "errors": errors,
+                            "timing": {m: {"fit_s": 0.5, "rows_per_s": 100.0} for m in value},
+                        },
+                    )
+                )
+            )
     return out
 
 
@@ -30,8 +41,12 @@ def test_leaderboard_matches_sklearn_per_seed_and_t_interval():
     per_seed = [roc_auc_score(labels[s], vals[s]["A"]) for s in (0, 1, 2)]
     assert table["d/A/auroc"] == pytest.approx(np.mean(per_seed))
     assert table["d/A/auroc_lo"] < table["d/A/auroc"] < table["d/A/auroc_hi"]
-    assert table["d/A/aupr"] == pytest.approx(np.mean([average_precision_score(labels[s], vals[s]["A"]) for s in (0, 1, 2)]))
-    assert table["d/B/f1"] == pytest.approx(np.mean([f1_at_contamination(labels[s], vals[s]["B"]) for s in (0, 1, 2)]))
+    assert table["d/A/aupr"] == pytest.approx(
+        np.mean([average_precision_score(labels[s], vals[s]["A"]) for s in (0, 1, 2)])
+    )
+    assert table["d/B/f1"] == pytest.approx(
+        np.mean([f1_at_contamination(labels[s], vals[s]["B"]) for s in (0, 1, 2)])
+    )
     assert table["A/auroc"] == table["d/A/auroc"] and table["A/n_datasets"] == 1
     assert table["d/A/n_seeds"] == 3 and table["d/A/n_failed"] == 0
     assert table["d/A/fit_s"] == 0.5 and table["d/A/rows_per_s"] == 100.0
@@ -40,7 +55,9 @@ def test_leaderboard_matches_sklearn_per_seed_and_t_interval():
 def test_failed_seeds_are_counted_not_scored():
     labels = {0: [0, 0, 1, 1], 1: [0, 1, 0, 1]}
     vals = {0: {"A": [0, 1, 2, 3], "PCA": [0, 1, 2, 3]}, 1: {"A": [0, 1, 0, 1]}}
-    table = leaderboard_table(_scores(labels, vals, {1: {"PCA": "PCA returned 4 non-finite score(s)"}}))
+    table = leaderboard_table(
+        _scores(labels, vals, {1: {"PCA": "PCA returned 4 non-finite score(s)"}})
+    )
     assert table["d/PCA/n_seeds"] == 1 and table["d/PCA/n_failed"] == 1
     assert table["d/PCA/auroc"] == 1.0 and "d/PCA/auroc_lo" not in table  # one seed: no interval
     assert table["d/A/auroc"] == 1.0

@@ -16,11 +16,22 @@ def test_llm_methods_on_the_embedded_model():
 
     torch.set_num_threads(1)
     task = dispat(
-        method="AnoLLM,DiSPaT,KNN", dataset="wbc", seeds=[0], max_test_rows=4, column_names="letters",
-        train_steps=1, batch_size=1, n_permutations=1, dispat_iterations=1, dispat_samples=2,
-        dispat_steps=1, max_new_tokens=24,
+        method="AnoLLM,DiSPaT,KNN",
+        dataset="wbc",
+        seeds=[0],
+        max_test_rows=4,
+        column_names="letters",
+        train_steps=1,
+        batch_size=1,
+        n_permutations=1,
+        dispat_iterations=1,
+        dispat_samples=2,
+        dispat_steps=1,
+        max_new_tokens=24,
     )
-    log = inspect_eval(task, model=get_model("scripted/unused", reply="unused"), display="none", log_dir=None)[0]
+    log = inspect_eval(
+        task, model=get_model("scripted/unused", reply="unused"), display="none", log_dir=None
+    )[0]
     assert log.status == "success", log.error
     assert len(log.samples) == 4
     for s in log.samples:

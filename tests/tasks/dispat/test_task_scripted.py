@@ -6,9 +6,9 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import get_model
 from sklearn.metrics import roc_auc_score
 
+from methods.dispat import PyODDetector
 from tasks.dispat.dataset import load_npz, make_split
 from tasks.dispat.task import RUN_ALL_ARGS, dispat
-from methods.dispat import PyODDetector
 
 
 @pytest.fixture
@@ -24,7 +24,9 @@ def rank_deficient_npz(tmp_path):
 
 
 def _run(task):
-    return inspect_eval(task, model=get_model("scripted/unused", reply="unused"), display="none", log_dir=None)[0]
+    return inspect_eval(
+        task, model=get_model("scripted/unused", reply="unused"), display="none", log_dir=None
+    )[0]
 
 
 def test_pyod_methods_end_to_end_and_pca_failure_is_reported(rank_deficient_npz):
@@ -39,7 +41,9 @@ def test_pyod_methods_end_to_end_and_pca_failure_is_reported(rank_deficient_npz)
     expected = []
     for seed in (0, 1):
         sp = make_split(ds, seed)
-        expected.append(roc_auc_score(sp.y_test, PyODDetector("KNN").fit(sp.X_train).score_samples(sp.X_test)))
+        expected.append(
+            roc_auc_score(sp.y_test, PyODDetector("KNN").fit(sp.X_train).score_samples(sp.X_test))
+        )
     assert metrics["toy/KNN/auroc"] == pytest.approx(np.mean(expected))
     assert metrics["toy/PCA/n_failed"] == 2 and metrics["toy/PCA/n_seeds"] == 0
     assert "toy/PCA/auroc" not in metrics
@@ -51,7 +55,9 @@ def test_pyod_methods_end_to_end_and_pca_failure_is_reported(rank_deficient_npz)
 
 
 def test_max_finite_option_scores_pca_and_records_the_deviation(rank_deficient_npz):
-    log = _run(dispat(method="PCA", dataset=str(rank_deficient_npz), seeds=[0], nonfinite="max_finite"))
+    log = _run(
+        dispat(method="PCA", dataset=str(rank_deficient_npz), seeds=[0], nonfinite="max_finite")
+    )
     metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
     assert metrics["toy/PCA/n_seeds"] == 1 and 0.0 <= metrics["toy/PCA/auroc"] <= 1.0
     assert any("max_finite" in d for d in log.eval.metadata["deviations"])

@@ -23,15 +23,28 @@ from tasks.ood_hallucination.dataset import (
 )
 
 CSQA = {
-    "answerKey": "B", "id": "q1",
-    "question": {"question_concept": "x", "stem": "Where do you keep milk?",
-                 "choices": [{"label": "A", "text": "oven"}, {"label": "B", "text": "fridge"},
-                             {"label": "C", "text": "shelf"}]},
+    "answerKey": "B",
+    "id": "q1",
+    "question": {
+        "question_concept": "x",
+        "stem": "Where do you keep milk?",
+        "choices": [
+            {"label": "A", "text": "oven"},
+            {"label": "B", "text": "fridge"},
+            {"label": "C", "text": "shelf"},
+        ],
+    },
 }
-AQUA = {"question": "What is 2+3?", "options": ["A)4", "B)5", "C)6", "D)7", "E)8"],
-        "rationale": "2+3=5", "correct": "B"}
-GSM = {"question": "Ann has 2 cats and gets 1,000 more. How many?",
-       "answer": "2+1000=<<2+1000=1002>>1002\n#### 1,002"}
+AQUA = {
+    "question": "What is 2+3?",
+    "options": ["A)4", "B)5", "C)6", "D)7", "E)8"],
+    "rationale": "2+3=5",
+    "correct": "B",
+}
+GSM = {
+    "question": "Ann has 2 cats and gets 1,000 more. How many?",
+    "answer": "2+1000=<<2+1000=1002>>1002\n#### 1,002",
+}
 
 
 def _write_jsonl(path: Path, records: list) -> Path:
@@ -58,12 +71,15 @@ def test_generator_is_seeded_and_correct() -> None:
 
 
 def test_generated_record_to_sample() -> None:
-    s = generated_record_to_sample({"id": "g1", "kind": "mul_1digit", "question": "What is 3 times 4?",
-                                    "answer": 12})
+    s = generated_record_to_sample(
+        {"id": "g1", "kind": "mul_1digit", "question": "What is 3 times 4?", "answer": 12}
+    )
     assert s.target == "12" and s.id == "g1" and s.metadata["answer_type"] == "number"
     assert s.input.startswith("What is 3 times 4?\n") and "The answer is N" in s.input
-    assert "step by step" in generated_record_to_sample(
-        {"id": "g", "question": "q", "answer": 1}, "cot").input
+    assert (
+        "step by step"
+        in generated_record_to_sample({"id": "g", "question": "q", "answer": 1}, "cot").input
+    )
 
 
 def test_gsm8k_record_to_sample() -> None:
@@ -134,25 +150,34 @@ def test_gsm8k_data_real_file(data_dir: Path) -> None:
 
 
 # ---------------------------------------------------------------- answers
-@pytest.mark.parametrize("text,value,how", [
-    ("The answer is 15.", "15", "answer_is"),
-    ("so 3*4 = 12. The answer is: 12", "12", "answer_is"),
-    ("The answer is 1,234.", "1234", "answer_is"),
-    ("The answer is $7.50", "7.5", "answer_is"),
-    ("4 * 9 = 36", "36", "last_number"),
-    ("The answer is 3. Wait, the answer is 4", "4", "answer_is"),
-    ("I don't know", None, "no_number"),
-    ("The answer is -3", "-3", "answer_is"),
-])
+@pytest.mark.parametrize(
+    "text,value,how",
+    [
+        ("The answer is 15.", "15", "answer_is"),
+        ("so 3*4 = 12. The answer is: 12", "12", "answer_is"),
+        ("The answer is 1,234.", "1234", "answer_is"),
+        ("The answer is $7.50", "7.5", "answer_is"),
+        ("4 * 9 = 36", "36", "last_number"),
+        ("The answer is 3. Wait, the answer is 4", "4", "answer_is"),
+        ("I don't know", None, "no_number"),
+        ("The answer is -3", "-3", "answer_is"),
+    ],
+)
 def test_extract_number(text: str, value: str | None, how: str) -> None:
     got = extract_number(text)
     assert (got.value, got.how) == (value, how)
 
 
-@pytest.mark.parametrize("text,value", [
-    ("The answer is B.", "B"), ("the answer is (c)", "C"), ("I pick (D) because", "D"),
-    ("Options considered.\nE) is best", "E"), ("no idea", None),
-])
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("The answer is B.", "B"),
+        ("the answer is (c)", "C"),
+        ("I pick (D) because", "D"),
+        ("Options considered.\nE) is best", "E"),
+        ("no idea", None),
+    ],
+)
 def test_extract_choice(text: str, value: str | None) -> None:
     assert extract_choice(text).value == value
 

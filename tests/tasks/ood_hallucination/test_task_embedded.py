@@ -36,9 +36,11 @@ def test_embedded_generated_questions(embedded_dir) -> None:
 def test_gsm8k_data_end_to_end(data_dir, embedded_dir) -> None:
     log = _run(ood_hallucination(dataset="gsm8k", max_new_tokens=40, n_boot=20), limit=2)
     assert [s.target for s in log.samples] == ["18", "3"]
-    assert all(s.scores["hallucination_detection"].answer is not None
-               or "counted wrong" in s.scores["hallucination_detection"].explanation
-               for s in log.samples)
+    assert all(
+        s.scores["hallucination_detection"].answer is not None
+        or "counted wrong" in s.scores["hallucination_detection"].explanation
+        for s in log.samples
+    )
 
 
 def test_teacher_forced_features_match_generation(embedded_dir) -> None:

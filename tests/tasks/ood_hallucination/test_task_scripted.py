@@ -60,23 +60,48 @@ class FakeWhiteBox:
             outs.append(ForwardOutput(ids, f @ self.lm_head_weight.T + self.lm_head_bias, f))
         return outs
 
-    def generate(self, prompts: list[str], max_new_tokens: int, *, record: bool = True,
-                 batch_size: int = 8, stop: Any = None) -> list[Generation]:
+    def generate(
+        self,
+        prompts: list[str],
+        max_new_tokens: int,
+        *,
+        record: bool = True,
+        batch_size: int = 8,
+        stop: Any = None,
+    ) -> list[Generation]:
         self.generate_calls += 1
         self.generated_prompts += len(prompts)
         gens = []
         for prompt in prompts:
-            question = prompt[len("<user>"):-len("<assistant>")]
+            question = prompt[len("<user>") : -len("<assistant>")]
             text = self.answers[question.split("\n")[0]]
             n = len(self.tokenizer(prompt)["input_ids"])
             if text == "":  # nothing generated at all (T = 0)
-                gens.append(Generation(prompt, "", [], "length", n, np.zeros((0, D), np.float32),
-                                       np.zeros((0, V), np.float32)))
+                gens.append(
+                    Generation(
+                        prompt,
+                        "",
+                        [],
+                        "length",
+                        n,
+                        np.zeros((0, D), np.float32),
+                        np.zeros((0, V), np.float32),
+                    )
+                )
                 continue
             out = self.forward([prompt + text + self.tokenizer.eos_token])[0]
             n = len(self.tokenizer(prompt)["input_ids"])
-            gens.append(Generation(prompt, text, out.token_ids[n:], "stop", n,
-                                   out.features[n - 1:-1], out.logits[n - 1:-1]))
+            gens.append(
+                Generation(
+                    prompt,
+                    text,
+                    out.token_ids[n:],
+                    "stop",
+                    n,
+                    out.features[n - 1 : -1],
+                    out.logits[n - 1 : -1],
+                )
+            )
         return gens
 
 
@@ -91,12 +116,18 @@ QUESTIONS = {  # question line -> (answer the model gives, correct?)
 def _task_args(tmp_path) -> dict[str, Any]:
     import json
 
-    recs = [{"question": q + "\nignored", "answer": "#### " + str(eval(q[8:-1].replace("times", "*")))}
-            for q in QUESTIONS]
+    recs = [
+        {"question": q + "\nignored", "answer": "#### " + str(eval(q[8:-1].replace("times", "*")))}
+        for q in QUESTIONS
+    ]
     path = tmp_path / "gsm.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in recs))
-    return {"dataset": "gsm8k", "data_file": str(path), "n_boot": 50,
-            "detectors": "nci,fdbd@5,perplexity,msp,entropy,energy"}
+    return {
+        "dataset": "gsm8k",
+        "data_file": str(path),
+        "n_boot": 50,
+        "detectors": "nci,fdbd@5,perplexity,msp,entropy,energy",
+    }
 
 
 def _run(task, model) -> Any:
@@ -132,7 +163,7 @@ def _check_log(log, fake: FakeWhiteBox, mode: str) -> None:
         # Same features either way: the detector score in the log is NCI on those tokens.
         out = fake.forward([fake.chat_prompt(s.input) + answer + "\x03"])[0]
         n = len(fake.tokenizer(fake.chat_prompt(s.input))["input_ids"])
-        trace = TokenTrace(out.features[n - 1:-1], out.logits[n - 1:-1], out.token_ids[n:])
+        trace = TokenTrace(out.features[n - 1 : -1], out.logits[n - 1 : -1], out.token_ids[n:])
         assert value["nci"] == pytest.approx(-nci.score_one(trace), rel=1e-5)
         assert s.metadata["ood"]["features"] == mode
     metrics = log.results.scores[0].metrics
@@ -154,8 +185,10 @@ def test_end_to_end_generate_mode(tmp_path, fake) -> None:
 
 
 def test_batch_size_one_generates_each_prompt_alone(tmp_path, fake) -> None:
-    log = _run(ood_hallucination(**_task_args(tmp_path), batch_size=1),
-               get_model("scripted/unused", reply="x"))
+    log = _run(
+        ood_hallucination(**_task_args(tmp_path), batch_size=1),
+        get_model("scripted/unused", reply="x"),
+    )
     assert fake.generate_calls == 4 == fake.generated_prompts
     _check_log(log, fake, "generate")
 
@@ -204,14 +237,25 @@ def _greybox_output(text: str, chosen: list[float], tops: list[list[float]] | No
     from inspect_ai.model._model_output import ChatCompletionChoice, Logprob, Logprobs, TopLogprob
 
     content = [
-        Logprob(token=f"t{i}", logprob=c,
-                top_logprobs=None if tops is None else
-                [TopLogprob(token=f"a{j}", logprob=v) for j, v in enumerate(tops[i])])
+        Logprob(
+            token=f"t{i}",
+            logprob=c,
+            top_logprobs=None
+            if tops is None
+            else [TopLogprob(token=f"a{j}", logprob=v) for j, v in enumerate(tops[i])],
+        )
         for i, c in enumerate(chosen)
     ]
-    return ModelOutput(model="scripted", choices=[ChatCompletionChoice(
-        message=ChatMessageAssistant(content=text), stop_reason="stop",
-        logprobs=Logprobs(content=content))])
+    return ModelOutput(
+        model="scripted",
+        choices=[
+            ChatCompletionChoice(
+                message=ChatMessageAssistant(content=text),
+                stop_reason="stop",
+                logprobs=Logprobs(content=content),
+            )
+        ],
+    )
 
 
 def test_end_to_end_greybox_from_scripted_logprobs(tmp_path) -> None:
@@ -226,9 +270,27 @@ def test_end_to_end_greybox_from_scripted_logprobs(tmp_path) -> None:
             return _greybox_output("The answer is 25.", chosen, None)  # no top_logprobs
         return _greybox_output(QUESTIONS[q][0], chosen, tops)
 
-    log = _run(ood_hallucination(**{**_task_args(tmp_path), "detectors": ",".join(
-        ["nci", "fdbd@1", "fdbd@100", "fdbd@1000", "perplexity", "msp", "entropy", "energy"])},
-        features="greybox"), get_model("scripted/gb", responder=responder))
+    log = _run(
+        ood_hallucination(
+            **{
+                **_task_args(tmp_path),
+                "detectors": ",".join(
+                    [
+                        "nci",
+                        "fdbd@1",
+                        "fdbd@100",
+                        "fdbd@1000",
+                        "perplexity",
+                        "msp",
+                        "entropy",
+                        "energy",
+                    ]
+                ),
+            },
+            features="greybox",
+        ),
+        get_model("scripted/gb", responder=responder),
+    )
     expected = greybox_scores(chosen, tops)
     for s in log.samples:
         value = s.scores["hallucination_detection"].value
