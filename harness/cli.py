@@ -9,29 +9,43 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from harness.config import ConfigError, build_eval_config, convert_value, parse_overrides
+from harness.config import ConfigError, build_eval_config, clip, convert_value, parse_overrides
 
 console = Console(stderr=False)
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # one-line errors stay one line
 
-USAGE = """usage:
-  harness eval task=<name>[,<name>...|all] [model=<spec>] [backend=vllm|transformers]
-               [role.<role>=<spec>] [model_arg.<key>=<value>] [limit=N] [epochs=K] [seed=S] [log_dir=DIR]
-               [sandbox=bwrap|docker|local] [<task_param>=<value> ...]
-  harness list
-  harness report [log_dir] [out=DIR] [baseline=<model>]
-  harness serve [model=<hf path|default>] [port=N] [host=127.0.0.1] [max_model_len=N]
-  harness run-all [log_dir=DIR] [out=DIR] [backend=vllm|transformers]   (the `make run` job)
-"""
+HELP = {
+    "eval": """harness eval task=<name>[,<name>...|all] [model=<spec>] [backend=vllm|transformers]
+             [role.<role>=<spec>] [model_arg.<key>=<value>] [limit=N] [epochs=K] [seed=S]
+             [log_dir=DIR] [sandbox=bwrap|docker|local] [max_connections=N] [max_samples=N]
+             [max_tokens=N] [temperature=T] [retry_attempts=N] [fail_on_error=X]
+             [display=rich|plain|log|none] [<task_param>=<value> ...]
+  Evaluate tasks (resumable: re-running the same command in the same log_dir reuses finished
+  samples). `harness list` shows each task's parameters and the model roles it uses.""",
+    "list": """harness list
+  The tasks with their parameters (type = default), the model specs and the sandboxes.""",
+    "report": """harness report [log_dir] [out=DIR] [baseline=<model>]
+  Leaderboards (HTML, Markdown, CSV) from the logs in log_dir (default: logs).""",
+    "serve": """harness serve [model=<hf path|default>] [port=N] [host=127.0.0.1] [max_model_len=N]
+              [dtype=...] [served_name=NAME] [enforce_eager=true|false]
+  An OpenAI-compatible vLLM server on a model (default: the embedded model).""",
+    "run-all": """harness run-all [log_dir=DIR] [out=DIR] [backend=vllm|transformers] [tasks=a,b]
+  The `make run` job: every task with its RUN_ALL_ARGS on the embedded model, then the report.""",
+}
+USAGE = "usage:\n" + "\n".join(
+    "  " + text.splitlines()[0] + "\n" + "\n".join(text.splitlines()[1:]) for text in HELP.values()
+)
+HELP_FLAGS = ("-h", "--help")
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     _quiet_environment()
-    if not argv or argv[0] in ("-h", "--help", "help"):
-        console.print(USAGE)
+    if not argv or argv[0] in (*HELP_FLAGS, "help"):
+        console.print(USAGE, markup=False, highlight=False)
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     handlers = {
@@ -42,12 +56,15 @@ def main(argv: list[str] | None = None) -> int:
         "run-all": cmd_run_all,
     }
     if command not in handlers:
-        err.print(f"[red]unknown command '{command}'[/red]\n{USAGE}")
+        err.print(f"[red]unknown command '{clip(command)}'[/red]\n{USAGE}", markup=True)
         return 2
+    if any(arg in HELP_FLAGS for arg in rest):
+        console.print(f"usage: {HELP[command]}", markup=False, highlight=False)
+        return 0
     try:
         return handlers[command](rest)
     except ConfigError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         return 2
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/yellow] — re-run the same command to resume")
@@ -56,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("HARNESS_DEBUG"):
             raise
         err.print(
-            f"[red]error:[/red] {type(exc).__name__}: {exc}\n(set HARNESS_DEBUG=1 for the traceback)"
+            f"[red]error:[/red] {type(exc).__name__}: {escape(clip(str(exc), 2000))}\n"
+            "(set HARNESS_DEBUG=1 for the traceback)"
         )
         return 1
 
@@ -70,14 +88,15 @@ def _quiet_environment() -> None:
 
 # ------------------------------------------------------------------------------------- eval
 def cmd_eval(args: list[str]) -> int:
+    from harness.discovery import discover_tasks
     from harness.eval import run_eval
-    from harness.registry import discover_tasks
 
+    # Only the chosen tasks are imported (when build_eval_config reads their parameters).
     registry = discover_tasks()
-    _warn_task_errors(registry.errors)
     config, task_args, selected = build_eval_config(
         args, registry.tasks, all_tasks=sorted(registry.tasks)
     )
+    _warn_task_errors({n: why for n, why in registry.errors.items() if n in config.task})
     started = time.monotonic()
     outcome = run_eval(config, selected, task_args)
     _print_summary(outcome, time.monotonic() - started)
@@ -117,22 +136,23 @@ def _warn_task_errors(errors: dict[str, str]) -> None:
 
 # ------------------------------------------------------------------------------------- list
 def cmd_list(args: list[str]) -> int:
+    from harness.discovery import discover_tasks
     from harness.models.aliases import MODEL_ALIASES
-    from harness.registry import discover_tasks
 
     if args:
-        raise ConfigError(f"harness list takes no arguments (got {' '.join(args)})")
-    registry = discover_tasks()
+        raise ConfigError(f"harness list takes no arguments (got {clip(' '.join(args))})")
+    registry = discover_tasks().loaded()
     table = Table(title="tasks")
     table.add_column("task")
     table.add_column("description", overflow="fold")
     table.add_column("parameters (type = default)", overflow="fold")
+    table.add_column("model roles", overflow="fold")
     for entry in registry.tasks.values():
         params = "\n".join(
             f"{p.name}: {p.type_name}" + ("" if p.required else f" = {p.default!r}")
             for p in entry.params.values()
         )
-        table.add_row(entry.name, entry.description, params)
+        table.add_row(entry.name, entry.description, params, ", ".join(entry.roles) or "—")
     for name, why in registry.errors.items():
         table.add_row(name, f"[red]failed to load: {why}[/red]", "")
     console.print(table)
@@ -164,14 +184,21 @@ def cmd_report(args: list[str]) -> int:
     unknown = set(options) - {"out", "baseline", "log_dir"}
     if unknown:
         raise ConfigError(
-            f"harness report: unknown option(s) {', '.join(sorted(unknown))}; expected out=, baseline=, log_dir="
+            f"harness report: unknown option(s) {clip(', '.join(sorted(unknown)))}; "
+            "expected out=, baseline=, log_dir="
         )
     if len(positional) > 1:
         raise ConfigError("harness report takes at most one log directory")
+    if positional and "log_dir" in options:
+        raise ConfigError("harness report: give the log directory once (positional or log_dir=)")
     log_dir = Path(positional[0] if positional else options.get("log_dir", "logs"))
     out_dir = Path(options.get("out", "reports-out"))
-    if not log_dir.is_dir():
-        raise ConfigError(f"log directory {log_dir} does not exist")
+    try:
+        exists = log_dir.is_dir()
+    except OSError:  # e.g. a name too long for the file system
+        exists = False
+    if not exists:
+        raise ConfigError(f"log directory {clip(str(log_dir))} does not exist")
     from reports import build_report
 
     result = build_report(log_dir, out_dir, baseline=options.get("baseline"))
@@ -206,7 +233,9 @@ def cmd_serve(args: list[str]) -> int:
     }
     for key in options:
         if key not in known:
-            raise ConfigError(f"harness serve: unknown option '{key}'; expected {', '.join(known)}")
+            raise ConfigError(
+                f"harness serve: unknown option '{clip(key)}'; expected {', '.join(known)}"
+            )
     values = {k: convert_value(v, known[k], k) for k, v in options.items()}
     model = values.get("model", "default")
     path = str(embedded_model_dir()) if model in ("default", "embedded") else model
@@ -249,21 +278,27 @@ def cmd_serve(args: list[str]) -> int:
 def cmd_run_all(args: list[str]) -> int:
     """The main job: every task on the embedded default with small limits, then the report."""
     from harness.config import EvalConfig
+    from harness.discovery import discover_tasks
     from harness.eval import run_eval
-    from harness.registry import discover_tasks
 
     options = dict(parse_overrides(args))
     known = {"log_dir", "out", "backend", "tasks"}
     for key in options:
         if key not in known:
             raise ConfigError(
-                f"harness run-all: unknown option '{key}'; expected {', '.join(sorted(known))}"
+                f"harness run-all: unknown option '{clip(key)}'; expected {', '.join(sorted(known))}"
             )
-    registry = discover_tasks()
+    registry = discover_tasks().loaded()  # every task runs: import them all, skip broken ones
     _warn_task_errors(registry.errors)
     names = sorted(registry.tasks)
     if "tasks" in options:
         names = [n for n in options["tasks"].split(",") if n]
+        unknown = [n for n in names if n not in registry.tasks]
+        if unknown:
+            raise ConfigError(
+                f"harness run-all: unknown task(s) {clip(', '.join(unknown))}; "
+                f"known: {', '.join(registry.tasks)}"
+            )
     log_dir = options.get("log_dir", "logs/run-all")
     config = EvalConfig(
         task=names,

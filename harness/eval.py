@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.config import EvalConfig
+from harness.discovery import TaskEntry
 from harness.models.aliases import ModelServers, ResolvedModel, resolve_model
-from harness.registry import TaskEntry
 
 
 @dataclass

@@ -1,7 +1,7 @@
 import pytest
 
 from harness.cli import main
-from harness.registry import discover_tasks
+from harness.discovery import discover_tasks
 
 
 def test_list_shows_tasks_params_models_and_sandboxes(capsys):
@@ -15,6 +15,7 @@ def test_list_shows_tasks_params_models_and_sandboxes(capsys):
 def test_registry_loads_every_task_package():
     registry = discover_tasks()
     assert registry.errors == {}, registry.errors
+    assert registry.loaded().errors == {}
 
 
 @pytest.mark.parametrize(
@@ -51,3 +52,43 @@ def test_run_failure_is_one_line_not_a_traceback(tmp_path, capsys):
     assert code == 1
     err = capsys.readouterr().err
     assert "ScriptError" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["eval", "list", "report", "serve", "run-all"])
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_every_subcommand_answers_help(command, flag, capsys):
+    assert main([command, flag]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: harness {command}")
+
+
+def test_report_help_is_not_read_as_a_log_dir(capsys):
+    assert main(["report", "--help"]) == 0
+    captured = capsys.readouterr()
+    assert "out=DIR" in captured.out and "does not exist" not in captured.out + captured.err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["eval", "task=anchor", "limit=-3"], "limit=-3: must be a positive number"),
+        (["eval", "task=anchor", "epochs=0"], "epochs=0: must be a positive number"),
+        (["eval", "task=anchor", "max_samples=0"], "max_samples=0: must be a positive number"),
+        (["eval", "task=anchor", "max_connections=-5"], "max_connections=-5: must be a positive"),
+        (["eval", "task=anchor", "limit=1", "limit=2"], "limit= is given twice"),
+        (["eval", "task=anchor", "role.judeg=default"], "use: auditor, judge, target"),
+        (["eval", "task=ood_hallucination", "role.judge=default"], "use no model roles"),
+        (["report", "logs", "out=a", "out=b"], "out= is given twice"),
+    ],
+)
+def test_bad_input_is_one_line_before_anything_starts(argv, message, capsys, tmp_path):
+    assert main([*argv, f"log_dir={tmp_path}"] if argv[0] == "eval" else argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1, err
+    assert not any(tmp_path.iterdir()), "nothing may start before the arguments are checked"
+
+
+def test_a_long_value_is_cut_in_the_error(capsys):
+    assert main(["report", "x" * 100_000]) == 2
+    err = capsys.readouterr().err
+    assert "… (100000 characters)" in err and len(err) < 1000

@@ -3,7 +3,7 @@ from typing import Literal
 import pytest
 
 from harness.config import ConfigError, EvalConfig, build_eval_config, convert_value
-from harness.registry import TaskEntry, task_params
+from harness.discovery import TaskEntry
 
 
 def _task(
@@ -17,9 +17,14 @@ def _task(
     """A task used to test parameter parsing."""
 
 
+def _judged(k: int = 1):
+    """A task with model roles."""
+
+
 TASKS = {
-    "t1": TaskEntry("t1", _task, "", task_params(_task)),
-    "t2": TaskEntry("t2", lambda k=1: None, "", task_params(lambda k=1: None)),
+    "t1": TaskEntry.from_function("t1", _task),
+    "t2": TaskEntry.from_function("t2", lambda k=1: None),
+    "t3": TaskEntry.from_function("t3", _judged, roles=("judge", "teacher")),
 }
 
 
@@ -50,9 +55,50 @@ def test_task_params_are_typed():
 
 
 def test_roles_and_all():
-    config, _, selected = build("task=all", "role.judge=scripted/j", "role.auditor=default")
-    assert config.role == {"judge": "scripted/j", "auditor": "default"}
-    assert sorted(selected) == ["t1", "t2"]
+    config, _, selected = build("task=all", "role.judge=scripted/j", "role.teacher=default")
+    assert config.role == {"judge": "scripted/j", "teacher": "default"}
+    assert sorted(selected) == ["t1", "t2", "t3"]
+
+
+def test_a_role_no_chosen_task_uses_is_refused_naming_the_roles_they_use():
+    with pytest.raises(
+        ConfigError, match=r"role.judeg=.*did you mean 'judge'.*use: judge, teacher"
+    ):
+        build("task=t1,t3", "role.judeg=scripted/j")
+    with pytest.raises(ConfigError, match=r"role.judge=: task\(s\) t1, t2 use no model roles"):
+        build("task=t1,t2", "role.judge=scripted/j")
+
+
+@pytest.mark.parametrize(
+    "option", ["limit", "epochs", "max_samples", "max_connections", "max_tokens"]
+)
+@pytest.mark.parametrize("value", ["0", "-3"])
+def test_non_positive_counts_are_refused_naming_the_option(option, value):
+    with pytest.raises(ConfigError, match=rf"^{option}={value}: must be a positive number"):
+        build("task=t1", f"{option}={value}")
+
+
+@pytest.mark.parametrize("option", ["seed", "temperature", "retry_attempts", "fail_on_error"])
+def test_negative_values_are_refused_naming_the_option(option):
+    with pytest.raises(ConfigError, match=rf"^{option}=-1(\.0)?: must be not negative"):
+        build("task=t1", f"{option}=-1")
+    build("task=t1", f"{option}=0")  # zero is allowed
+
+
+def test_a_repeated_key_is_refused():
+    with pytest.raises(ConfigError, match=r"limit= is given twice \('1' and '2'\)"):
+        build("task=t1", "limit=1", "limit=2")
+    with pytest.raises(ConfigError, match="given twice"):
+        build("task=t3", "role.judge=a", "role.judge=b")
+
+
+def test_errors_cut_long_values():
+    long = "x" * 100_000
+    for args in (["task=t1", f"limit={long}"], ["task=t1", f"mode={long}"], [f"task={long}"]):
+        with pytest.raises(ConfigError) as caught:
+            build(*args)
+        message = str(caught.value)
+        assert len(message) < 1000 and "… (100000 characters)" in message
 
 
 def test_sandbox_passes_to_tasks_that_take_it():

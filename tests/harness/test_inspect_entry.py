@@ -1,0 +1,45 @@
+"""The inspect entry point registers tasks that import their module only when built."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import get_model
+from inspect_ai.util import registry_info
+
+import harness._inspect_entry as entry_point
+from harness._inspect_entry import lazy_task
+from harness.discovery import discover_tasks, load_task_ref
+from tests.conftest import REPO_ROOT
+
+
+def test_every_task_is_registered_with_inspect_under_its_name():
+    for name in discover_tasks().tasks:
+        registered = getattr(entry_point, name)
+        assert registry_info(registered).name == name
+        assert registry_info(registered).type == "task"
+
+
+def test_a_lazy_task_imports_its_module_when_built_and_records_the_real_defaults(tmp_path):
+    file = tmp_path / "lazy_arith_probe.py"
+    shutil.copy(REPO_ROOT / "tests" / "harness" / "fixtures" / "arith_task.py", file)
+    entry = load_task_ref(f"{file}@arith", load=False)
+    entry.name = "lazy_arith_probe"
+    registered = lazy_task(entry)
+    assert "_harness_task_lazy_arith_probe" not in sys.modules
+    info = registry_info(registered)
+    assert info.name == "lazy_arith_probe" and info.metadata["params"] == ["n", "delay_s"]
+
+    [log] = inspect_eval(
+        registered(n=2),
+        model=get_model("scripted/lazy", reply="1"),
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert "_harness_task_lazy_arith_probe" in sys.modules
+    assert log.status == "success" and len(log.samples) == 2
+    assert log.eval.task_registry_name == "lazy_arith_probe"
+    # Defaults come from the real function (imported), not from reading its source.
+    assert log.eval.task_args == {"n": 2, "delay_s": 0.0}
