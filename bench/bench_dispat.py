@@ -15,8 +15,8 @@ import torch
 
 from harness.data import DatasetNotFoundError
 from methods.dispat import PYOD_DETECTORS, DiSPaTConfig, LMDetectorConfig
-from tasks.dispat._runner import DetectorRunner, LLMSettings
 from tasks.dispat.dataset import make_split, resolve_dataset
+from tasks.dispat.runner import DetectorRunner, LLMSettings
 
 
 def main() -> int:
@@ -39,7 +39,7 @@ def main() -> int:
     small = {(ds.name, 0): make_split(ds, 0, max_test_rows=40)}
     results = {}
     for method in PYOD_DETECTORS:
-        r = DetectorRunner(full, nonfinite="fail", llm=llm, model_name=lambda: "default")._run(
+        r = DetectorRunner(full, nonfinite="fail", llm=llm, model_name=lambda: "default").run(
             ds.name, 0, method
         )
         results[method] = (
@@ -48,7 +48,7 @@ def main() -> int:
             r.error,
         )
     for method in ("AnoLLM", "DiSPaT"):
-        r = DetectorRunner(small, nonfinite="fail", llm=llm, model_name=lambda: "default")._run(
+        r = DetectorRunner(small, nonfinite="fail", llm=llm, model_name=lambda: "default").run(
             ds.name, 0, method
         )
         results[method] = (r.fit_seconds, 40 / max(r.score_seconds, 1e-9), r.error)

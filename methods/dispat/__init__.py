@@ -1,6 +1,7 @@
 """LLM tabular anomaly detection: AnoLLM, DiSPaT (f-divergence self-play) and PyOD baselines.
 
-Every detector has ``fit(X_normal)`` and ``score_samples(X)`` with **higher = more anomalous**.
+Every detector has ``fit(X_normal)`` and ``decision_function(X)`` with **higher = more anomalous**
+(PyOD's convention, as in ``methods.ood``).
 """
 
 from methods.dispat._anollm import AnoLLMDetector, FitReport, LMDetectorConfig, WarmStart
@@ -12,10 +13,22 @@ from methods.dispat._detector import (
     NonFiniteScoresError,
     apply_nonfinite_policy,
 )
-from methods.dispat._dispat import DiSPaTConfig, DiSPaTDetector
+from methods.dispat._dispat import (
+    OBJECTIVES,
+    DiSPaTConfig,
+    DiSPaTDetector,
+    Objective,
+    spin_objective,
+)
 from methods.dispat._fdiv import F_DIVERGENCES, FDivergence, get_f_divergence
 from methods.dispat._lm import LMFactory, encode_rows, score_encoded
-from methods.dispat._metrics import SeedSummary, f1_at_contamination, seed_summary
+from methods.dispat._metrics import (
+    F1_THRESHOLDS,
+    F1Threshold,
+    SeedSummary,
+    f1_at_contamination,
+    seed_summary,
+)
 from methods.dispat._serialize import BINNINGS, SerializedRow, TabularSerializer, letter_columns
 
 LLM_METHODS: tuple[str, ...] = ("AnoLLM", "DiSPaT")
@@ -26,6 +39,8 @@ __all__ = [
     "BINNINGS",
     "DiSPaTConfig",
     "DiSPaTDetector",
+    "F1Threshold",
+    "F1_THRESHOLDS",
     "FDivergence",
     "F_DIVERGENCES",
     "FitReport",
@@ -35,6 +50,8 @@ __all__ = [
     "NONFINITE_POLICIES",
     "NonFinitePolicy",
     "NonFiniteScoresError",
+    "OBJECTIVES",
+    "Objective",
     "PYOD_DETECTORS",
     "PyODDetector",
     "SeedSummary",
@@ -48,4 +65,5 @@ __all__ = [
     "letter_columns",
     "score_encoded",
     "seed_summary",
+    "spin_objective",
 ]

@@ -173,7 +173,7 @@ def permutation_scores(
 
 
 class AnoLLMDetector:
-    """AnoLLM behind ``fit(X_normal)`` / ``score_samples(X)`` (higher = more anomalous).
+    """AnoLLM behind ``fit(X_normal)`` / ``decision_function(X)`` (higher = more anomalous).
 
     ``lm_factory`` returns a *fresh* ``(model, tokenizer)`` each call: the detector fine-tunes
     the weights it gets, so it must never receive a shared cached model.
@@ -223,7 +223,7 @@ class AnoLLMDetector:
             )
         return self
 
-    def score_samples(self, X: np.ndarray) -> np.ndarray:
+    def decision_function(self, X: np.ndarray) -> np.ndarray:
         if not hasattr(self, "model_"):
             raise RuntimeError(f"{self.name} is not fitted; call fit(X_normal) first")
         scores = permutation_scores(

@@ -39,7 +39,8 @@ PYOD_DETECTORS: dict[str, Callable[[int], object]] = {
 
 
 class PyODDetector:
-    """A PyOD detector behind ``fit(X_normal)`` / ``score_samples(X)`` (higher = more anomalous).
+    """A PyOD detector behind ``fit(X_normal)`` / ``decision_function(X)`` (higher = more
+    anomalous).
 
     Rows are standardised with a ``StandardScaler`` fit on the training rows, then scored with
     the detector's ``decision_function``. Non-finite scores follow ``nonfinite`` (see
@@ -68,7 +69,7 @@ class PyODDetector:
         self.model_.fit(self._transform(X))  # type: ignore[attr-defined]
         return self
 
-    def score_samples(self, X: np.ndarray) -> np.ndarray:
+    def decision_function(self, X: np.ndarray) -> np.ndarray:
         if not hasattr(self, "model_"):
             raise RuntimeError(f"{self.name} is not fitted; call fit(X_normal) first")
         raw = self.model_.decision_function(self._transform(np.asarray(X, dtype=float)))  # type: ignore[attr-defined]

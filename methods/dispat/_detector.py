@@ -1,7 +1,8 @@
 """The one detector interface every method and baseline follows, and its non-finite rule.
 
-Convention: ``score_samples(X)`` returns one float per row, **higher = more anomalous** (PyOD's
-``decision_function`` convention; note scikit-learn's own ``score_samples`` is the opposite).
+Convention (PyOD's, used across ``methods/``): ``decision_function(X)`` returns one float per row,
+**higher = more anomalous**. There is no ``score_samples`` here: scikit-learn's means the opposite
+(higher = more normal), and one name with two directions is how a leaderboard gets inverted.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ NONFINITE_POLICIES: tuple[str, ...] = ("fail", "max_finite")
 
 @runtime_checkable
 class AnomalyDetector(Protocol):
-    """``fit`` on normal rows only (semi-supervised); ``score_samples``: higher = more anomalous."""
+    """``fit`` on normal rows only (semi-supervised); ``decision_function``: higher = more
+    anomalous."""
 
     def fit(self, X_normal: np.ndarray) -> AnomalyDetector: ...
 
-    def score_samples(self, X: np.ndarray) -> np.ndarray: ...
+    def decision_function(self, X: np.ndarray) -> np.ndarray: ...
 
 
 class NonFiniteScoresError(ValueError):

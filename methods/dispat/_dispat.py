@@ -15,8 +15,11 @@ What is **inferred** here (see tasks/dispat/README.md):
 3. Policy update = maximise the f-GAN bound ``E_P[g_f(v)] - E_{pi_t}[f*(g_f(v))]`` with P the
    real normal rows and pi_t's own samples as the other distribution (the critic and the policy
    share parameters, so training the critic *is* the policy update; gradients never pass through
-   discrete sampling). ``f`` is a parameter (kl, reverse_kl, pearson, squared_hellinger, js, gan);
-   ``gan`` gives SPIN's logistic loss exactly.
+   discrete sampling). ``f`` is a parameter (kl, reverse_kl, pearson, squared_hellinger, js, gan).
+   ``gan`` is *not* SPIN's loss: its bound is E_P[log σ(v)] + E_{π_t}[log(1 − σ(v))], a
+   discriminator objective on real and synthetic rows apart, whereas SPIN's loss
+   log(1 + e^{−(v_r − v_s)}) depends only on the gap of a (real, synthetic) pair (at
+   v_r = v_s = 1: −1.6265 vs −0.6931). SPIN itself is the f-free ``objective="spin"``.
 4. Optional ``nll_weight`` adds the AnoLLM NLL of the real rows to the loss (0 = pure bound).
 5. Test-time score = AnoLLM's value-token NLL under the final policy, averaged over permutations.
 """
@@ -25,9 +28,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from methods.dispat._anollm import (
     FitReport,
@@ -50,10 +55,24 @@ from methods.dispat._lm import (
 )
 from methods.dispat._serialize import TabularSerializer
 
+Objective = Literal["f_gan", "spin"]
+OBJECTIVES: tuple[str, ...] = ("f_gan", "spin")
+
+
+def spin_objective(v_real: torch.Tensor, v_syn: torch.Tensor) -> torch.Tensor:
+    """SPIN's objective (Chen et al., ICML 2024, eq. 4.7, negated loss) over paired critic values:
+    ``mean_i log σ(v_real[i] − v_syn[i])`` = −mean log(1 + e^{−(v_r − v_s)}); maximised."""
+    return -F.softplus(-(v_real - v_syn)).mean()
+
 
 @dataclass(frozen=True)
 class DiSPaTConfig:
-    """Self-play knobs; ``lm`` holds the warm start, fine-tuning and scoring settings."""
+    """Self-play knobs; ``lm`` holds the warm start, fine-tuning and scoring settings.
+
+    ``objective``: ``f_gan`` (the inferred DiSPaT objective: the f-GAN bound with
+    ``f_divergence``) or ``spin`` (SPIN's logistic loss on the (real, synthetic) gap; ``f`` is
+    then unused) — a baseline for the f-divergence choice.
+    """
 
     lm: LMDetectorConfig = field(default_factory=LMDetectorConfig)
     iterations: int = 2
@@ -61,6 +80,7 @@ class DiSPaTConfig:
     steps_per_iteration: int = 16
     pair_batch_size: int = 4
     f_divergence: str = "js"
+    objective: Objective = "f_gan"
     beta: float = 0.1
     lr: float = 5e-5
     nll_weight: float = 0.0
@@ -69,6 +89,8 @@ class DiSPaTConfig:
 
     def __post_init__(self) -> None:
         get_f_divergence(self.f_divergence)  # fail early on an unknown name
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
         if self.iterations < 0 or self.steps_per_iteration < 0:
             raise ValueError("iterations and steps_per_iteration must be >= 0")
         if self.samples_per_iteration < 1 or self.pair_batch_size < 1:
@@ -78,7 +100,7 @@ class DiSPaTConfig:
 
 
 class DiSPaTDetector:
-    """DiSPaT behind ``fit(X_normal)`` / ``score_samples(X)`` (higher = more anomalous)."""
+    """DiSPaT behind ``fit(X_normal)`` / ``decision_function(X)`` (higher = more anomalous)."""
 
     name = "DiSPaT"
 
@@ -171,7 +193,8 @@ class DiSPaTDetector:
                 model, real.input_ids, real.attention_mask, lm_cfg.score_batch_size
             )
             ref_syn = _batched_logprob(model, syn_ids, syn_att, lm_cfg.score_batch_size)
-        # 3. Maximise the f-GAN bound over theta (critic = beta * log-ratio to pi_t).
+        # 3. Maximise the f-GAN bound (or SPIN's objective) over theta (critic = beta * log-ratio
+        # to pi_t).
         # eval() mode during the updates: dropout (LoRA's) would make v != 0 at theta = pi_t and
         # add noise to the log-ratio; gradients flow regardless of the mode.
         opt, sched = make_optimizer(model, cfg.lr, cfg.steps_per_iteration)
@@ -183,7 +206,11 @@ class DiSPaTDetector:
             lp_syn = sequence_logprob(model, *_trim(syn_ids[bi], syn_att[bi]))
             v_real = cfg.beta * (lp_real - ref_real[bi])
             v_syn = cfg.beta * (lp_syn - ref_syn[bi])
-            bound = fdiv.bound(v_real, v_syn)
+            bound = (
+                spin_objective(v_real, v_syn)
+                if cfg.objective == "spin"
+                else fdiv.bound(v_real, v_syn)
+            )
             loss = -bound
             if cfg.nll_weight:
                 n_tok = real.attention_mask[bi, 1:].sum(dim=1).clamp(min=1)
@@ -212,7 +239,7 @@ class DiSPaTDetector:
             "synthetic_well_formed": _well_formed_fraction(tok, syn_ids, syn_att, self.serializer),
         }
 
-    def score_samples(self, X: np.ndarray) -> np.ndarray:
+    def decision_function(self, X: np.ndarray) -> np.ndarray:
         if not hasattr(self, "model_"):
             raise RuntimeError(f"{self.name} is not fitted; call fit(X_normal) first")
         lm_cfg = self.config.lm

@@ -8,25 +8,43 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 from scipy import stats
+
+F1Threshold = Literal["percentile", "top_k"]
+F1_THRESHOLDS: tuple[str, ...] = ("percentile", "top_k")
 
 
 def f1_at_contamination(
     labels: Sequence[int] | np.ndarray,
     scores: Sequence[float] | np.ndarray,
     contamination: float | None = None,
+    *,
+    threshold: F1Threshold = "percentile",
 ) -> float:
-    """F1 when the top ``k = round(contamination * n)`` scores are flagged as anomalies.
+    """F1 of the anomaly class when the rows above a contamination threshold are flagged.
 
-    ``contamination`` defaults to the true anomaly rate of ``labels`` (then k = number of
-    anomalies, and F1 = precision = recall when there are no ties). Rows tied with the k-th
-    largest score are all flagged (a threshold cannot split a tie), so ties can only raise k.
-    Undefined cases raise ``ValueError``: empty input, no anomaly in ``labels``, mismatched
-    lengths, non-binary labels, non-finite scores, contamination outside (0, 1].
+    ``contamination`` (rate) defaults to the true anomaly rate of ``labels``. ``threshold``:
+
+    - ``percentile`` (default; PyOD's rule, ``BaseDetector._process_decision_scores`` and
+      ``pyod.utils.utility.get_label_n``, which ADBench's and PyOD's published F1 use): flag the
+      rows whose score is strictly above ``numpy.percentile(scores, 100 * (1 - rate))`` (linear
+      interpolation). Ties at the threshold are not flagged, so fewer than ``rate * n`` rows may be.
+    - ``top_k``: flag the ``k`` highest scores, ``k = max(1, floor(rate * n + 0.5))`` (nearest
+      integer, halves rounded up; with the default rate k = the number of anomalies); rows tied
+      with the k-th score are all flagged (a threshold cannot split a tie), so ties only raise k.
+
+    With distinct scores and the true rate both flag exactly the top ``n_anomalies`` rows (the
+    interpolated percentile falls strictly between the two rows around the cut); they differ when
+    scores tie across the cut (``percentile`` flags none of the tied rows, ``top_k`` all of them)
+    or when ``rate * n`` is not an integer. Undefined cases raise
+    ``ValueError``: empty input, no anomaly in ``labels``, mismatched lengths, non-binary labels,
+    non-finite scores, contamination outside (0, 1], an unknown ``threshold``.
     """
+    if threshold not in F1_THRESHOLDS:
+        raise ValueError(f"threshold must be one of {F1_THRESHOLDS}, got {threshold!r}")
     y = np.asarray(labels)
     s = np.asarray(scores, dtype=float)
     if y.ndim != 1 or s.ndim != 1 or y.shape != s.shape:
@@ -45,9 +63,11 @@ def f1_at_contamination(
     rate = n_pos / y.size if contamination is None else float(contamination)
     if not 0 < rate <= 1:
         raise ValueError(f"contamination must lie in (0, 1], got {rate}")
-    k = max(1, int(round(rate * y.size)))
-    threshold = np.sort(s)[::-1][k - 1]
-    pred = s >= threshold
+    if threshold == "percentile":
+        pred = s > np.percentile(s, 100 * (1 - rate))
+    else:
+        k = max(1, math.floor(rate * y.size + 0.5))
+        pred = s >= np.sort(s)[::-1][k - 1]
     tp = int((pred & (y == 1)).sum())
     if tp == 0:
         return 0.0

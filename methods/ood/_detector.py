@@ -17,6 +17,7 @@ import numpy as np
 from methods.ood._aggregate import Aggregation, aggregate
 from methods.ood._head import LMHead
 from methods.ood._token_scores import (
+    fdbd_boundary_distances,
     fdbd_token_scores,
     log_prob_token_scores,
     max_prob_token_scores,
@@ -66,8 +67,10 @@ class HallucinationDetector:
     aggregation: Aggregation = "mean"
     last_k: int = 8
     head: LMHead | None = field(default=None, repr=False)
-    #: top-k logit tokens this detector reads (fDBD; -1 = all), for a shared prefetch
+    #: top-k logit tokens this detector reads (fDBD; -1 = all V − 1), for a shared prefetch
     top_k: int = 0
+    #: the score's family ("fdbd" for every fdbd@k): detectors of one family share a prefetch
+    family: str = ""
 
     def fit(self, head: LMHead | Any, y: Any = None) -> HallucinationDetector:  # noqa: ARG002
         """Training-free: only the head (an :class:`LMHead` or a WhiteBoxLM) is needed."""
@@ -110,19 +113,28 @@ def make_detector(
         def fn(trace: TokenTrace, head: LMHead, _k: int | None = k_val) -> np.ndarray:
             return fdbd_token_scores(trace, head, k=_k)
 
-        return HallucinationDetector(spec, fn, aggregation, last_k)
+        return HallucinationDetector(
+            spec, fn, aggregation, last_k, top_k=-1 if k_val is None else k_val, family="fdbd"
+        )
     if base not in _BASE or k is not None:
         known = ", ".join([*sorted(_BASE), "fdbd@<k>"])
         raise ValueError(f"unknown detector {spec!r}; known: {known}")
-    return HallucinationDetector(spec, _BASE[base], aggregation, last_k)
+    return HallucinationDetector(spec, _BASE[base], aggregation, last_k, family=base)
 
 
 def prefetch_top(detectors: Iterable[HallucinationDetector], trace: TokenTrace) -> None:
-    """Sort each token's top-k candidates once, at the largest k any detector needs."""
-    ks = [d.top_k for d in detectors if d.top_k]
-    if ks and trace.length:
-        v = trace.logits.shape[1]
-        trace.top_excluding_argmax(v - 1 if -1 in ks else max(ks))
+    """Sort each token's top-k candidates once, at the largest k any detector needs, and compute
+    fDBD's boundary distances once per head at the largest fDBD k (smaller k are slices)."""
+    dets = [d for d in detectors if d.top_k]
+    if not dets or not trace.length:
+        return
+    v = trace.logits.shape[1]
+    width = lambda d: v - 1 if d.top_k == -1 else min(d.top_k, v - 1)  # noqa: E731
+    trace.top_excluding_argmax(max(width(d) for d in dets))
+    fdbd = [d for d in dets if d.family == "fdbd" and d.head is not None]
+    for head in {id(d.head): d.head for d in fdbd}.values():
+        k = max(width(d) for d in fdbd if d.head is head)
+        fdbd_boundary_distances(trace, head, k)  # type: ignore[arg-type]
 
 
 def score_all(detectors: Iterable[HallucinationDetector], trace: TokenTrace) -> dict[str, float]:

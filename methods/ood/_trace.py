@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,9 @@ class TokenTrace:
     token_ids: np.ndarray
     _log_z: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
     _top: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
+    _columns: dict[str, tuple[Any, np.ndarray]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def top_excluding_argmax(self, k: int) -> np.ndarray:
         """(T, k) indices of the k largest logits other than the argmax, largest first.
@@ -46,6 +50,21 @@ class TokenTrace:
         if self._top is None or self._top.shape[1] < k:
             object.__setattr__(self, "_top", _sorted_top_excluding_argmax(self.logits, k))
         return self._top[:, :k]  # type: ignore[index]
+
+    def cached_columns(
+        self, name: str, owner: Any, k: int, compute: Callable[[int], np.ndarray]
+    ) -> np.ndarray:
+        """``compute(k)``'s (T, k) per-token, per-candidate array, cached for this ``owner``.
+
+        For arrays whose column j does not depend on k (e.g. a quantity per top-j competitor):
+        a request for k ≤ an earlier k is a slice of the cached array. ``owner`` (e.g. the LM
+        head) is held by identity, so another head never reads this head's numbers.
+        """
+        held = self._columns.get(name)
+        if held is None or held[0] is not owner or held[1].shape[1] < k:
+            held = (owner, compute(k))
+            self._columns[name] = held
+        return held[1][:, :k]
 
     def log_partition(self) -> np.ndarray:
         """(T,) float64 logsumexp of each row of logits, computed once and shared by detectors."""

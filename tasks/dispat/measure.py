@@ -2,7 +2,7 @@
 
 The task scores one inspect sample per test row, which costs ~10-100 ms of framework time per row
 on this machine; the 16-set x seeds PyOD grid (~14k test rows per seed) is therefore measured
-through the task's own runner (``DetectorRunner._run``) and metric (``per_split_metrics``)
+through the task's own runner (``DetectorRunner.run``) and metric (``per_split_metrics``)
 directly. ``python -m tasks.dispat.measure --help``.
 """
 
@@ -18,13 +18,31 @@ from pathlib import Path
 
 import numpy as np
 
-from methods.dispat import DiSPaTConfig, LMDetectorConfig, seed_summary
-from tasks.dispat._runner import DetectorRunner, LLMSettings
+from methods.dispat import (
+    F1_THRESHOLDS,
+    OBJECTIVES,
+    DiSPaTConfig,
+    F1Threshold,
+    LMDetectorConfig,
+    seed_summary,
+)
 from tasks.dispat.dataset import expand_datasets, make_split, resolve_dataset
+from tasks.dispat.runner import DetectorRunner, LLMSettings
 from tasks.dispat.scorer import per_split_metrics
 
 
-def run_grid(datasets, methods, seeds, *, nonfinite, max_test_rows, llm, out_csv, log=print):
+def run_grid(
+    datasets,
+    methods,
+    seeds,
+    *,
+    nonfinite,
+    max_test_rows,
+    llm,
+    out_csv,
+    f1_threshold: F1Threshold = "percentile",
+    log=print,
+):
     fields = [
         "dataset",
         "seed",
@@ -32,6 +50,7 @@ def run_grid(datasets, methods, seeds, *, nonfinite, max_test_rows, llm, out_csv
         "auroc",
         "aupr",
         "f1",
+        "f1_threshold",
         "fit_s",
         "score_s",
         "n_train",
@@ -47,6 +66,12 @@ def run_grid(datasets, methods, seeds, *, nonfinite, max_test_rows, llm, out_csv
     if rows and list(rows[0]) != fields:
         raise ValueError(
             f"{out_csv} has other columns than this grid writes; move it away to start afresh"
+        )
+    other_rule = {r["f1_threshold"] for r in rows} - {f1_threshold}
+    if other_rule:
+        raise ValueError(
+            f"{out_csv} holds F1 under f1_threshold={sorted(other_rule)}, not {f1_threshold!r}; "
+            "use another --out"
         )
     done = {(r["dataset"], str(r["seed"]), r["method"]) for r in rows}
     if done:
@@ -70,9 +95,11 @@ def run_grid(datasets, methods, seeds, *, nonfinite, max_test_rows, llm, out_csv
                 for m in methods:
                     if (ds.name, str(seed), m) in done:
                         continue
-                    res = runner._run(ds.name, seed, m)
+                    res = runner.run(ds.name, seed, m)
                     vals = (
-                        per_split_metrics(sp.y_test, res.scores) if res.scores is not None else {}
+                        per_split_metrics(sp.y_test, res.scores, f1_threshold)
+                        if res.scores is not None
+                        else {}
                     )
                     row = {
                         "dataset": ds.name,
@@ -81,6 +108,7 @@ def run_grid(datasets, methods, seeds, *, nonfinite, max_test_rows, llm, out_csv
                         "auroc": vals.get("auroc", ""),
                         "aupr": vals.get("aupr", ""),
                         "f1": vals.get("f1", ""),
+                        "f1_threshold": f1_threshold,
                         "fit_s": round(res.fit_seconds, 4),
                         "score_s": round(res.score_seconds, 4),
                         "n_train": len(sp.X_train),
@@ -211,6 +239,13 @@ def main(argv=None) -> int:
     p.add_argument("--dispat-steps", type=int, default=4)
     p.add_argument("--dispat-lr", type=float, default=5e-5)
     p.add_argument("--f-divergence", default="js")
+    p.add_argument("--objective", default="f_gan", choices=list(OBJECTIVES))
+    p.add_argument(
+        "--f1-threshold",
+        default="percentile",
+        choices=list(F1_THRESHOLDS),
+        help="F1's contamination threshold: PyOD's percentile rule (default) or top-k",
+    )
     p.add_argument("--threads", type=int, default=1)
     p.add_argument(
         "--from-csv",
@@ -246,6 +281,7 @@ def main(argv=None) -> int:
             steps_per_iteration=a.dispat_steps,
             lr=a.dispat_lr,
             f_divergence=a.f_divergence,
+            objective=a.objective,
         ),
         "standard",
         a.column_names,
@@ -260,6 +296,7 @@ def main(argv=None) -> int:
         max_test_rows=a.max_test_rows,
         llm=llm,
         out_csv=a.out,
+        f1_threshold=a.f1_threshold,
         log=lambda s: print(s, flush=True),
     )
     _print_summary(rows, methods)

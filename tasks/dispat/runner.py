@@ -4,6 +4,10 @@ inspect scores one sample (one test row) at a time; the detectors need the whole
 sample of a split fits the detector (in a worker thread, under a per-key lock) and scores every
 test row at once; later samples read the cache. A failure (non-finite scores, a crash in a
 detector) is cached too and becomes a scored failure with its reason, never a traceback.
+
+Public API: :class:`DetectorRunner` (``await runner.result(...)`` in the task, cached;
+``runner.run(...)`` to fit and score one cell directly, as ``measure.py`` and the bench do),
+:class:`LLMSettings`, :class:`MethodResult`, :func:`lm_factory_for`.
 """
 
 from __future__ import annotations
@@ -23,17 +27,21 @@ from methods.dispat import (
     DiSPaTConfig,
     DiSPaTDetector,
     LMDetectorConfig,
+    LMFactory,
+    NonFinitePolicy,
     NonFiniteScoresError,
     PyODDetector,
     TabularSerializer,
 )
-from methods.dispat._detector import NonFinitePolicy
-from methods.dispat._lm import LMFactory
 from tasks.dispat.dataset import Split
+
+__all__ = ["DetectorRunner", "LLMSettings", "MethodResult", "lm_factory_for"]
 
 
 @dataclass
 class MethodResult:
+    """One (dataset, seed, method) cell: test-row scores or the failure's reason, and timing."""
+
     scores: np.ndarray | None  # one per test row, higher = more anomalous
     error: str | None
     fit_seconds: float
@@ -44,6 +52,8 @@ class MethodResult:
 
 @dataclass(frozen=True)
 class LLMSettings:
+    """What the LLM detectors (AnoLLM, DiSPaT) are built from."""
+
     lm: str
     config: LMDetectorConfig
     dispat: DiSPaTConfig
@@ -67,6 +77,8 @@ def lm_factory_for(lm: str, model_name: Callable[[], str]) -> LMFactory:
 
 
 class DetectorRunner:
+    """Fits each (dataset, seed, method) once and hands every test row its cached score."""
+
     def __init__(
         self,
         splits: dict[tuple[str, int], Split],
@@ -94,7 +106,7 @@ class DetectorRunner:
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
             if key not in self._cache:
-                self._cache[key] = await asyncio.to_thread(self._run, dataset, seed, method)
+                self._cache[key] = await asyncio.to_thread(self.run, dataset, seed, method)
             return self._cache[key]
 
     def _make(self, method: str, split: Split):
@@ -108,7 +120,9 @@ class DetectorRunner:
             return DiSPaTDetector(factory, serializer, _replace(self.llm.dispat, lm=cfg))
         return PyODDetector(method, seed=split.seed, nonfinite=self.nonfinite)
 
-    def _run(self, dataset: str, seed: int, method: str) -> MethodResult:
+    def run(self, dataset: str, seed: int, method: str) -> MethodResult:
+        """Fit ``method`` on the split's training rows and score its test rows (no cache: the
+        task goes through :meth:`result`). A failure is returned with its reason, not raised."""
         import torch
 
         split = self.splits[(dataset, seed)]
@@ -134,7 +148,7 @@ class DetectorRunner:
                     det.fit(split.X_train)
             fit_s = time.perf_counter() - t0
             t1 = time.perf_counter()
-            scores = np.asarray(det.score_samples(split.X_test), dtype=float)
+            scores = np.asarray(det.decision_function(split.X_test), dtype=float)
             score_s = time.perf_counter() - t1
         except NonFiniteScoresError as exc:
             return MethodResult(None, str(exc), fit_s, time.perf_counter() - t0 - fit_s)

@@ -24,26 +24,32 @@ import numpy as np
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from methods.dispat import f1_at_contamination, seed_summary
+from methods.dispat import F1Threshold, f1_at_contamination, seed_summary
 from scorers.detection import MetricUndefined, aupr, auroc
 
 METRICS = ("auroc", "aupr", "f1")
 STATE_KEY = "dispat"
 
 
-def per_split_metrics(labels: np.ndarray, scores: np.ndarray) -> dict[str, float]:
+def per_split_metrics(
+    labels: np.ndarray, scores: np.ndarray, f1_threshold: F1Threshold = "percentile"
+) -> dict[str, float]:
+    """AUROC, AUPR and F1 at the contamination threshold (``f1_threshold``: PyOD's percentile
+    rule or top-k, see :func:`methods.dispat.f1_at_contamination`) of one split."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MetricUndefined)
         return {
             "auroc": auroc(labels, scores, warn=False),
             "aupr": aupr(labels, scores, warn=False),
-            "f1": f1_at_contamination(labels, scores)
+            "f1": f1_at_contamination(labels, scores, threshold=f1_threshold)
             if 0 < labels.sum() < len(labels)
             else math.nan,
         }
 
 
-def leaderboard_table(sample_scores: list[SampleScore]) -> dict[str, float]:
+def leaderboard_table(
+    sample_scores: list[SampleScore], f1_threshold: F1Threshold = "percentile"
+) -> dict[str, float]:
     """The leaderboard from per-row scores; pure so it can be tested without an eval."""
     rows: dict[tuple[str, int], list[tuple[int, dict, dict]]] = defaultdict(list)
     methods: list[str] = []
@@ -61,7 +67,9 @@ def leaderboard_table(sample_scores: list[SampleScore]) -> dict[str, float]:
             if any(m not in v for _, v, _ in items):
                 failed[(ds, m)] += 1
                 continue
-            vals = per_split_metrics(labels, np.array([float(v[m]) for _, v, _ in items]))
+            vals = per_split_metrics(
+                labels, np.array([float(v[m]) for _, v, _ in items]), f1_threshold
+            )
             timing = items[0][2].get("timing", {}).get(m, {})
             for k, x in vals.items():
                 per[(ds, m)][k].append(x)
@@ -102,16 +110,16 @@ def leaderboard_table(sample_scores: list[SampleScore]) -> dict[str, float]:
 
 
 @metric
-def leaderboard() -> Metric:
+def leaderboard(f1_threshold: F1Threshold = "percentile") -> Metric:
     """Datasets x methods: AUROC/AUPR/F1 mean and t-interval over seeds, plus per-method means."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
-        return leaderboard_table(scores)
+        return leaderboard_table(scores, f1_threshold)
 
     return compute
 
 
-@scorer(metrics=[leaderboard()])
+@scorer(metrics=[])  # the task passes leaderboard(f1_threshold=...) as its metric
 def anomaly_scores() -> Scorer:
     """Copies the cached detector scores of this row into the Score (no model judgement)."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from inspect_ai.model import get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from tasks.dispat._runner import DetectorRunner
+from tasks.dispat.runner import DetectorRunner
 from tasks.dispat.scorer import STATE_KEY
 
 

@@ -9,20 +9,18 @@ threshold per dataset and method, mean and t-interval over seeds (see scorer.py 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
 from harness.records import task_metadata
 from methods.dispat import (
-    BINNINGS,
-    F_DIVERGENCES,
     LLM_METHODS,
-    NONFINITE_POLICIES,
     PYOD_DETECTORS,
     DiSPaTConfig,
     LMDetectorConfig,
 )
-from tasks.dispat._runner import DetectorRunner, LLMSettings
 from tasks.dispat.dataset import (
     expand_datasets,
     make_split,
@@ -30,13 +28,26 @@ from tasks.dispat.dataset import (
     resolve_dataset,
     split_records,
 )
-from tasks.dispat.scorer import anomaly_scores
+from tasks.dispat.runner import DetectorRunner, LLMSettings
+from tasks.dispat.scorer import anomaly_scores, leaderboard
 from tasks.dispat.solver import current_model_name, detector_scores
 
-__all__ = ["ALL_METHODS", "RUN_ALL_ARGS", "dispat"]
+__all__ = ["ALL_METHODS", "RUN_ALL_ARGS", "TASK_VERSION", "dispat"]
 
-TASK_VERSION = "1.0.0"
+# 1.1.0: F1 at the contamination threshold uses PyOD's percentile rule by default (f1_threshold);
+# DiSPaT's objective is a parameter (dispat_objective=spin is SPIN's loss).
+TASK_VERSION = "1.1.0"
 ALL_METHODS: tuple[str, ...] = (*PYOD_DETECTORS, *LLM_METHODS)
+
+# The choices below are those of methods.dispat (a test checks they agree).
+NonFinite = Literal["fail", "max_finite"]
+Finetune = Literal["full", "lora"]
+ScoreTokens = Literal["values", "all"]
+Binning = Literal["standard", "quantile", "equal_width", "language", "none"]
+ColumnNames = Literal["dataset", "letters"]
+FDivergenceName = Literal["kl", "reverse_kl", "pearson", "squared_hellinger", "js", "gan"]
+DiSPaTObjective = Literal["f_gan", "spin"]
+F1Rule = Literal["percentile", "top_k"]
 
 #: `make run`: bundled wbc, every method, one seed, 30 test rows, tiny LLM budgets (~3-4 min of
 #: 2 dedicated cores). Letters instead of the 30 long WDBC feature names keep the rows short;
@@ -65,22 +76,24 @@ def dispat(
     method: str = "all",
     dataset: str = "wbc",
     seeds: list[int] | None = None,
-    nonfinite: str = "fail",
+    nonfinite: NonFinite = "fail",
     max_test_rows: int | None = None,
     lm: str = "default",
-    finetune: str = "full",
+    finetune: Finetune = "full",
     train_steps: int = 30,
     batch_size: int = 4,
     lr: float = 5e-5,
     max_train_rows: int | None = 128,
     n_permutations: int = 3,
-    score_tokens: str = "values",
-    binning: str = "standard",
-    column_names: str = "dataset",
+    score_tokens: ScoreTokens = "values",
+    binning: Binning = "standard",
+    column_names: ColumnNames = "dataset",
     dispat_iterations: int = 2,
     dispat_samples: int = 8,
     dispat_steps: int = 4,
-    f_divergence: str = "js",
+    f_divergence: FDivergenceName = "js",
+    dispat_objective: DiSPaTObjective = "f_gan",
+    f1_threshold: F1Rule = "percentile",
     beta: float = 0.1,
     dispat_lr: float = 5e-5,
     nll_weight: float = 0.0,
@@ -110,7 +123,12 @@ def dispat(
     column_names: ``dataset`` (names from the source when it has them) or ``letters``.
     dispat_iterations / dispat_samples / dispat_steps: self-play iterations, synthetic rows per
         iteration, policy steps per iteration.
-    f_divergence: kl, reverse_kl, pearson, squared_hellinger, js, gan.
+    f_divergence: kl, reverse_kl, pearson, squared_hellinger, js, gan (for ``f_gan``).
+    dispat_objective: ``f_gan`` (the inferred DiSPaT objective, the f-GAN bound with
+        ``f_divergence``) or ``spin`` (SPIN's logistic loss on the real − synthetic gap, f-free).
+    f1_threshold: ``percentile`` (PyOD's rule: scores strictly above the (1 − rate) percentile
+        are flagged; the default, as the PyOD baselines' published F1) or ``top_k`` (the top
+        k = round-half-up(rate × n) scores, ties at the k-th all flagged).
     beta / dispat_lr / nll_weight / temperature / max_new_tokens: critic scale, self-play learning
         rate, weight of the real-row NLL term, sampling temperature, synthetic row length cap.
     """
@@ -124,12 +142,6 @@ def dispat(
         raise ValueError(
             f"unknown method(s) {unknown or method!r}; choose from all, {', '.join(ALL_METHODS)}"
         )
-    _check_choice("nonfinite", nonfinite, NONFINITE_POLICIES)
-    _check_choice("binning", binning, BINNINGS)
-    _check_choice("column_names", column_names, ("dataset", "letters"))
-    _check_choice("finetune", finetune, ("full", "lora"))
-    _check_choice("score_tokens", score_tokens, ("values", "all"))
-    _check_choice("f_divergence", f_divergence, tuple(F_DIVERGENCES))
     seed_list = list(seeds) if seeds is not None else [0, 1, 2]
     if not seed_list or len(set(seed_list)) != len(seed_list):
         raise ValueError(f"seeds must be a non-empty list of distinct integers, got {seed_list}")
@@ -138,10 +150,10 @@ def dispat(
         train_steps=train_steps,
         batch_size=batch_size,
         lr=lr,
-        finetune=finetune,  # type: ignore[arg-type]
+        finetune=finetune,
         max_train_rows=max_train_rows,
         n_permutations=n_permutations,
-        score_tokens=score_tokens,  # type: ignore[arg-type]
+        score_tokens=score_tokens,
     )
     dispat_config = DiSPaTConfig(
         lm=lm_config,
@@ -149,6 +161,7 @@ def dispat(
         samples_per_iteration=dispat_samples,
         steps_per_iteration=dispat_steps,
         f_divergence=f_divergence,
+        objective=dispat_objective,
         beta=beta,
         lr=dispat_lr,
         nll_weight=nll_weight,
@@ -168,7 +181,7 @@ def dispat(
 
     runner = DetectorRunner(
         splits,
-        nonfinite=nonfinite,  # type: ignore[arg-type]
+        nonfinite=nonfinite,
         llm=LLMSettings(lm, lm_config, dispat_config, binning, column_names),
         model_name=current_model_name,
         share_warm_start="AnoLLM" in methods and "DiSPaT" in methods,
@@ -178,15 +191,25 @@ def dispat(
         dataset=MemoryDataset(samples, name=f"dispat:{dataset}"),
         solver=detector_scores(runner, methods),
         scorer=anomaly_scores(),
+        metrics=[leaderboard(f1_threshold=f1_threshold)],
         version=TASK_VERSION,
         metadata=task_metadata(
             dataset_source="; ".join(sources),
             dataset_hash="; ".join(hashes),
             deviations=_deviations(
-                uses_llm, lm_config, dispat_config, methods, nonfinite, max_test_rows, lm, binning
+                uses_llm,
+                lm_config,
+                dispat_config,
+                methods,
+                nonfinite,
+                max_test_rows,
+                lm,
+                binning,
+                f1_threshold,
             ),
             methods=methods,
             seeds=seed_list,
+            f1_threshold=f1_threshold,
             score_convention="higher = more anomalous",
             protocol="AnoLLM semi_supervised: train = floor(n_normal/2) normals permuted by "
             "RandomState(seed); test = other normals + all anomalies; StandardScaler fit on train (PyOD)",
@@ -194,11 +217,6 @@ def dispat(
             "/fit_s, /rows_per_s; {method}/{auroc|aupr|f1}, /n_datasets",
         ),
     )
-
-
-def _check_choice(name: str, value: str, options: tuple[str, ...]) -> None:
-    if value not in options:
-        raise ValueError(f"{name} must be one of {', '.join(options)}; got {value!r}")
 
 
 def _deviations(
@@ -210,8 +228,14 @@ def _deviations(
     max_test_rows: int | None,
     lm: str,
     binning: str,
+    f1_threshold: str,
 ) -> list[str]:
     out: list[str] = []
+    if f1_threshold == "top_k":
+        out.append(
+            "f1_threshold=top_k: F1 flags the top round-half-up(rate*n) scores, ties included "
+            "(PyOD/ADBench flag scores > the (1-rate) percentile; F1 not comparable with theirs)"
+        )
     if nonfinite == "max_finite":
         out.append("nonfinite=max_finite: +inf/-inf detector scores mapped to max/min finite +/- 1")
     if max_test_rows is not None:
@@ -238,9 +262,14 @@ def _deviations(
             "score_tokens=values: NLL summed over value tokens (AnoLLM repo sums all tokens for numeric-only tables)"
         )
     if "DiSPaT" in methods:
+        objective = (
+            "SPIN's logistic loss on the real - synthetic gap (dispat_objective=spin, f unused)"
+            if dcfg.objective == "spin"
+            else f"f-GAN bound with f={dcfg.f_divergence}"
+        )
         out.append(
             "DiSPaT objective inferred (no paper text/code): SPIN-style critic beta*log(pi_theta/pi_t), "
-            f"f-GAN bound with f={dcfg.f_divergence}, warm start = AnoLLM fine-tuning, score = AnoLLM NLL; "
+            f"{objective}, warm start = AnoLLM fine-tuning, score = AnoLLM NLL; "
             f"iterations={dcfg.iterations} samples={dcfg.samples_per_iteration} steps={dcfg.steps_per_iteration}"
         )
     return out

@@ -42,7 +42,7 @@ def test_pyod_detectors_rank_outliers_higher(name):
     y = np.r_[np.zeros(50), np.ones(10)]
     det = PyODDetector(name, seed=0)
     assert isinstance(det, AnomalyDetector)
-    scores = det.fit(X_train).score_samples(X_test)
+    scores = det.fit(X_train).decision_function(X_test)
     assert scores.shape == (60,)
     assert roc_auc_score(y, scores) > 0.95
 
@@ -50,9 +50,9 @@ def test_pyod_detectors_rank_outliers_higher(name):
 def test_iforest_uses_the_seed():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(100, 3))
-    a = PyODDetector("IForest", seed=0).fit(X).score_samples(X)
-    b = PyODDetector("IForest", seed=0).fit(X).score_samples(X)
-    c = PyODDetector("IForest", seed=1).fit(X).score_samples(X)
+    a = PyODDetector("IForest", seed=0).fit(X).decision_function(X)
+    b = PyODDetector("IForest", seed=0).fit(X).decision_function(X)
+    c = PyODDetector("IForest", seed=1).fit(X).decision_function(X)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
 
@@ -63,18 +63,18 @@ def test_pca_on_a_constant_column_gives_inf_which_is_reported_not_hidden():
     rng = np.random.default_rng(0)
     X = np.c_[rng.normal(size=(60, 3)), np.ones(60)]
     raw = PyODDetector("PCA", nonfinite="max_finite").fit(X)
-    scores = raw.score_samples(X[:10])
+    scores = raw.decision_function(X[:10])
     if raw.n_nonfinite_ == 0:
         pytest.skip("this PyOD/BLAS build gave finite PCA scores on a constant column")
     assert np.isfinite(scores).all()
     with pytest.raises(NonFiniteScoresError, match="PCA returned"):
-        PyODDetector("PCA").fit(X).score_samples(X[:10])
+        PyODDetector("PCA").fit(X).decision_function(X[:10])
 
 
 def test_unknown_or_unfitted_detector():
     with pytest.raises(ValueError, match="unknown PyOD detector"):
         PyODDetector("DeepSVDD")
     with pytest.raises(RuntimeError, match="not fitted"):
-        PyODDetector("KNN").score_samples(np.zeros((2, 2)))
+        PyODDetector("KNN").decision_function(np.zeros((2, 2)))
     with pytest.raises(ValueError, match="at least 2 rows"):
         PyODDetector("KNN").fit(np.zeros((1, 2)))

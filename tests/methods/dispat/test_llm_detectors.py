@@ -36,9 +36,9 @@ def test_anollm_learns_the_normal_rows(tiny_lm_factory):
     rep = det.report_
     assert (rep.n_train_rows, rep.n_train_rows_used, len(rep.train_losses)) == (64, 48, 40)
     assert np.mean(rep.train_losses[-5:]) < np.mean(rep.train_losses[:5]) - 0.5
-    scores = det.score_samples(X_test)
+    scores = det.decision_function(X_test)
     assert scores.shape == (26,) and np.isfinite(scores).all()
-    np.testing.assert_allclose(det.score_samples(X_test), scores)  # same permutations each call
+    np.testing.assert_allclose(det.decision_function(X_test), scores)  # same permutations each call
     assert roc_auc_score(y, scores) > 0.9
 
 
@@ -52,11 +52,11 @@ def test_anollm_score_is_the_mean_over_permutations(tiny_lm_factory):
     )
     assert per.shape == (26, 3)
     assert not np.allclose(per[:, 0], per[:, 1])  # column order changes the NLL
-    np.testing.assert_allclose(det.score_samples(X_test), per.mean(axis=1))
+    np.testing.assert_allclose(det.decision_function(X_test), per.mean(axis=1))
 
 
-@pytest.mark.parametrize("f", ["js", "kl"])
-def test_dispat_self_play_raises_real_over_synthetic(tiny_lm_factory, f):
+@pytest.mark.parametrize("f, objective", [("js", "f_gan"), ("kl", "f_gan"), ("js", "spin")])
+def test_dispat_self_play_raises_real_over_synthetic(tiny_lm_factory, f, objective):
     X_train, X_test, y = _data(1)
     cfg = DiSPaTConfig(
         lm=FAST,
@@ -65,6 +65,7 @@ def test_dispat_self_play_raises_real_over_synthetic(tiny_lm_factory, f):
         steps_per_iteration=8,
         pair_batch_size=4,
         f_divergence=f,
+        objective=objective,
         beta=0.5,
         lr=1e-3,
     )
@@ -75,7 +76,7 @@ def test_dispat_self_play_raises_real_over_synthetic(tiny_lm_factory, f):
         assert h["mean_logratio_real"] > h["mean_logratio_synthetic"]
         assert h["bound_last"] > h["bound_first"]
         assert 0.0 <= h["synthetic_well_formed"] <= 1.0
-    scores = det.score_samples(X_test)
+    scores = det.decision_function(X_test)
     assert np.isfinite(scores).all() and roc_auc_score(y, scores) > 0.8
 
 
@@ -92,11 +93,13 @@ def test_fresh_model_per_fit_and_errors(tiny_lm_factory):
     b = AnoLLMDetector(factory, TabularSerializer(), cfg).fit(X_train)
     assert len(calls) == 2 and a.model_ is not b.model_
     with pytest.raises(RuntimeError, match="not fitted"):
-        AnoLLMDetector(factory, TabularSerializer(), cfg).score_samples(X_test)
+        AnoLLMDetector(factory, TabularSerializer(), cfg).decision_function(X_test)
     with pytest.raises(ValueError, match="non-empty 2-D"):
         AnoLLMDetector(factory, TabularSerializer(), cfg).fit(np.zeros((0, 3)))
     with pytest.raises(ValueError, match="unknown f-divergence"):
         DiSPaTConfig(f_divergence="tv")
+    with pytest.raises(ValueError, match="objective must be one of"):
+        DiSPaTConfig(objective="dpo")  # type: ignore[arg-type]
 
 
 def test_dispat_from_shared_anollm_warm_start_equals_its_own_fit(tiny_lm_factory):
@@ -115,7 +118,7 @@ def test_dispat_from_shared_anollm_warm_start_equals_its_own_fit(tiny_lm_factory
     )
     assert shared.report_.train_losses == own.report_.train_losses == ano.report_.train_losses
     assert shared.history_ == own.history_
-    np.testing.assert_array_equal(shared.score_samples(X_test), own.score_samples(X_test))
+    np.testing.assert_array_equal(shared.decision_function(X_test), own.decision_function(X_test))
     assert (
         shared.report_.extra["warm_start"] == "shared AnoLLM fit"
         and own.report_.extra["warm_start"] == "own"
@@ -164,4 +167,6 @@ def test_dispat_with_zero_iterations_on_a_shared_warm_start_is_anollm(
     dis = DiSPaTDetector(
         tiny_lm_factory, TabularSerializer(), DiSPaTConfig(lm=lm, iterations=0)
     ).fit(X_train, warm_start=ano.warm_start_)
-    np.testing.assert_allclose(dis.score_samples(X_test), ano.score_samples(X_test), rtol=1e-6)
+    np.testing.assert_allclose(
+        dis.decision_function(X_test), ano.decision_function(X_test), rtol=1e-6
+    )

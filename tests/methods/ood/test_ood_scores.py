@@ -273,3 +273,92 @@ def test_top_k_cache_serves_smaller_k_and_matches_brute_force() -> None:
     assert tr2.top_excluding_argmax(39).shape == (5, 39)
     assert scores["fdbd@2"] == pytest.approx(np.mean([_fdbd_brute(zt, head, 2) for zt in z]))
     assert scores["fdbd@all"] == pytest.approx(np.mean([_fdbd_brute(zt, head, 39) for zt in z]))
+
+
+# ---------------------------------------------------------------- precision, shared top-k, direction
+def test_fdbd_float32_head_with_near_duplicate_rows_matches_float64() -> None:
+    """Two rows 1e-5 apart: expanding ‖w_ĉ − w_c‖² and the margin cancels in float32 (the score
+    was 0.540848); differences first give the float64 value 0.539298."""
+    w = np.array(
+        [[0.3, 0.2, -0.1, 0.4], [0.30001, 0.19999, -0.10001, 0.40001], [-0.2, 0.1, 0.3, 0.0]],
+        dtype=np.float32,
+    )
+    z = np.array([[10.0, 5.0, -2.0, 8.0]], dtype=np.float32)
+    head = LMHead(w)
+    tr = TokenTrace(z, z @ w.T, (z @ w.T).argmax(axis=1))
+    w64, z64 = w.astype(np.float64), z[0].astype(np.float64)
+    logits = w64 @ z64
+    c, runner_up = np.argsort(-logits)[:2]
+    diff = w64[c] - w64[runner_up]
+    want = abs(diff @ z64) / np.linalg.norm(diff) / np.linalg.norm(z64)
+    assert want == pytest.approx(0.539298, abs=1e-6)
+    assert fdbd_token_scores(tr, head, k=1)[0] == pytest.approx(want, rel=1e-9)
+    # With a bias, against the brute force in float64 on the float32 values.
+    b = np.array([0.01, -0.02, 0.0], dtype=np.float32)
+    head_b = LMHead(w, b)
+    lg = z @ w.T + b
+    got = fdbd_token_scores(TokenTrace(z, lg, lg.argmax(axis=1)), head_b, k=2)[0]
+    brute = _fdbd_brute(z64, LMHead(w64, b.astype(np.float64), head_b.neutral_point), 2)
+    assert got == pytest.approx(brute, rel=1e-6)
+
+
+def test_fdbd_detectors_set_top_k_and_share_one_computation(monkeypatch) -> None:
+    import methods.ood._token_scores as token_scores
+    import methods.ood._trace as trace_mod
+
+    rng = np.random.default_rng(8)
+    head = _random_head(rng, v=60, d=6)
+    dets = [make_detector(s).fit(head) for s in ("fdbd@1", "fdbd@5", "fdbd@20", "nci")]
+    assert [d.top_k for d in dets] == [1, 5, 20, 0]
+    assert make_detector("fdbd@all").top_k == -1
+    sorts: list[int] = []
+    widths: list[int] = []
+    real_sort, real_dist = trace_mod._sorted_top_excluding_argmax, token_scores._boundary_distances
+    monkeypatch.setattr(
+        trace_mod,
+        "_sorted_top_excluding_argmax",
+        lambda lg, k: sorts.append(k) or real_sort(lg, k),
+    )
+    monkeypatch.setattr(
+        token_scores,
+        "_boundary_distances",
+        lambda tr, h, k: widths.append(k) or real_dist(tr, h, k),
+    )
+    z = rng.normal(size=(4, 6))
+    scores = score_all(dets, _trace(z, head))
+    assert sorts == [20] and widths == [20]  # once, at the largest k, for all three
+    for k in (1, 5, 20):
+        want = np.mean([_fdbd_brute(zt, head, k) for zt in z])
+        assert scores[f"fdbd@{k}"] == pytest.approx(want)
+
+
+def _confident_and_uncertain() -> tuple[LMHead, TokenTrace, TokenTrace]:
+    """A 4-class head; one answer far from every boundary with peaked logits, one on the
+    boundary between its top two classes with flat logits."""
+    head = LMHead(np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]]))
+    return (
+        head,
+        _trace(np.array([[10.0, 0.0]] * 3), head),
+        _trace(np.array([[1.0, 0.99]] * 3), head),
+    )
+
+
+@pytest.mark.parametrize("spec", DEFAULT_DETECTORS)
+def test_decision_function_is_higher_for_the_obvious_hallucination(spec: str) -> None:
+    """PyOD's direction: decision_function higher = more likely hallucinated; score_samples is
+    its negative (higher = more confident)."""
+    head, confident, uncertain = _confident_and_uncertain()
+    det = make_detector(spec).fit(head)
+    hallucinated, sure = det.decision_function([uncertain, confident])
+    assert hallucinated > sure
+    assert np.array_equal(det.score_samples([uncertain, confident]), [-hallucinated, -sure])
+
+
+def test_greybox_confidences_are_higher_for_the_obvious_right_answer() -> None:
+    head, confident, uncertain = _confident_and_uncertain()
+    conf = {}
+    for name, tr in (("sure", confident), ("unsure", uncertain)):
+        ls = log_softmax(tr.logits, axis=1)
+        conf[name] = greybox_scores(ls[np.arange(3), tr.token_ids], ls)
+    for det in ("perplexity", "msp", "entropy"):
+        assert conf["sure"][det] > conf["unsure"][det]

@@ -3,8 +3,8 @@ import asyncio
 import numpy as np
 
 from methods.dispat import DiSPaTConfig, LMDetectorConfig
-from tasks.dispat._runner import DetectorRunner, LLMSettings
 from tasks.dispat.dataset import load_wbc, make_split
+from tasks.dispat.runner import DetectorRunner, LLMSettings
 
 
 def _runner():
@@ -21,13 +21,13 @@ def _runner():
 def test_each_split_and_method_is_fit_once_under_concurrency(monkeypatch):
     runner = _runner()
     calls = []
-    real_run = runner._run
+    real_run = runner.run
 
     def counting(dataset, seed, method):
         calls.append((dataset, seed, method))
         return real_run(dataset, seed, method)
 
-    monkeypatch.setattr(runner, "_run", counting)
+    monkeypatch.setattr(runner, "run", counting)
 
     async def many():
         return await asyncio.gather(*[runner.result("wbc", 0, "KNN") for _ in range(20)])
@@ -45,7 +45,7 @@ def test_a_crashing_detector_is_a_reported_failure(monkeypatch):
         raise MemoryError("no room")
 
     monkeypatch.setattr(runner, "_make", boom)
-    res = runner._run("wbc", 0, "KNN")
+    res = runner.run("wbc", 0, "KNN")
     assert res.scores is None and res.error == "MemoryError: no room"
     assert np.isfinite(res.fit_seconds)
 
@@ -53,7 +53,7 @@ def test_a_crashing_detector_is_a_reported_failure(monkeypatch):
 def test_dispat_reuses_the_anollm_fine_tune_of_its_split(monkeypatch):
     import torch
 
-    from tasks.dispat import _runner as runner_mod
+    from tasks.dispat import runner as runner_mod
     from tests.methods.dispat._tiny_lm import tiny_lm_factory_for, tiny_tokenizer
 
     torch.set_num_threads(1)
@@ -79,7 +79,7 @@ def test_dispat_reuses_the_anollm_fine_tune_of_its_split(monkeypatch):
             model_name=lambda: "default",
             share_warm_start=share,
         )
-        results[share] = {m: runner._run("wbc", 0, m) for m in ("AnoLLM", "DiSPaT")}
+        results[share] = {m: runner.run("wbc", 0, m) for m in ("AnoLLM", "DiSPaT")}
         assert runner._warm == {}  # the copy is handed over, not kept
     assert results[True]["DiSPaT"].diagnostics["warm_start"] == "shared AnoLLM fit"
     assert results[False]["DiSPaT"].diagnostics["warm_start"] == "own"

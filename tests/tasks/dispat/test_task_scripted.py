@@ -1,5 +1,7 @@
 """End to end through inspect with the scripted model (the PyOD methods never call it)."""
 
+import inspect
+
 import numpy as np
 import pytest
 from inspect_ai import eval as inspect_eval
@@ -31,7 +33,7 @@ def _run(task):
 
 def test_pyod_methods_end_to_end_and_pca_failure_is_reported(rank_deficient_npz):
     probe = PyODDetector("PCA", nonfinite="max_finite").fit(load_npz(rank_deficient_npz).X[:22])
-    probe.score_samples(load_npz(rank_deficient_npz).X)
+    probe.decision_function(load_npz(rank_deficient_npz).X)
     if probe.n_nonfinite_ == 0:
         pytest.skip("PCA gave finite scores on a constant column with this BLAS")
     log = _run(dispat(method="KNN,PCA", dataset=str(rank_deficient_npz), seeds=[0, 1]))
@@ -42,7 +44,9 @@ def test_pyod_methods_end_to_end_and_pca_failure_is_reported(rank_deficient_npz)
     for seed in (0, 1):
         sp = make_split(ds, seed)
         expected.append(
-            roc_auc_score(sp.y_test, PyODDetector("KNN").fit(sp.X_train).score_samples(sp.X_test))
+            roc_auc_score(
+                sp.y_test, PyODDetector("KNN").fit(sp.X_train).decision_function(sp.X_test)
+            )
         )
     assert metrics["toy/KNN/auroc"] == pytest.approx(np.mean(expected))
     assert metrics["toy/PCA/n_failed"] == 2 and metrics["toy/PCA/n_seeds"] == 0
@@ -66,15 +70,62 @@ def test_max_finite_option_scores_pca_and_records_the_deviation(rank_deficient_n
 def test_bad_parameters_fail_clearly():
     with pytest.raises(ValueError, match="unknown method"):
         dispat(method="DeepSVDD")
-    with pytest.raises(ValueError, match="nonfinite must be one of"):
-        dispat(nonfinite="drop")
-    with pytest.raises(ValueError, match="f_divergence"):
+    with pytest.raises(ValueError, match="unknown f-divergence 'tv'"):
         dispat(f_divergence="tv")
 
 
-def test_run_all_args_are_valid_parameters():
-    import inspect
+def test_choice_parameters_are_literals_the_cli_checks():
+    """The CLI refuses a value outside a ``Literal`` naming the choices (no hand-written checks
+    in the task); the literals list exactly what ``methods.dispat`` accepts."""
+    import typing
 
+    from harness.config import ConfigError, build_eval_config
+    from harness.discovery import TaskEntry
+    from methods.dispat import (
+        BINNINGS,
+        F1_THRESHOLDS,
+        F_DIVERGENCES,
+        NONFINITE_POLICIES,
+        OBJECTIVES,
+    )
+    from tasks.dispat import task as task_mod
+
+    hints = typing.get_type_hints(inspect.unwrap(dispat))
+    assert typing.get_args(hints["nonfinite"]) == NONFINITE_POLICIES
+    assert typing.get_args(hints["binning"]) == BINNINGS
+    assert typing.get_args(hints["f_divergence"]) == tuple(F_DIVERGENCES)
+    assert typing.get_args(hints["dispat_objective"]) == OBJECTIVES
+    assert typing.get_args(hints["f1_threshold"]) == F1_THRESHOLDS
+    assert typing.get_args(hints["finetune"]) == typing.get_args(task_mod.Finetune)
+    tasks = {"dispat": TaskEntry.from_function("dispat", inspect.unwrap(dispat))}
+    with pytest.raises(ConfigError, match="fail|max_finite"):
+        build_eval_config(["task=dispat", "nonfinite=drop"], tasks, all_tasks=["dispat"])
+    _, args, _ = build_eval_config(
+        ["task=dispat", "f1_threshold=top_k"], tasks, all_tasks=["dispat"]
+    )
+    assert args["dispat"] == {"f1_threshold": "top_k"}
+
+
+def test_f1_threshold_option_is_used_and_recorded(rank_deficient_npz):
+    from methods.dispat import f1_at_contamination
+
+    ds = load_npz(rank_deficient_npz)
+    sp = make_split(ds, 0)
+    scores = PyODDetector("KNN").fit(sp.X_train).decision_function(sp.X_test)
+    for rule in ("percentile", "top_k"):
+        log = _run(
+            dispat(method="KNN", dataset=str(rank_deficient_npz), seeds=[0], f1_threshold=rule)
+        )
+        metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
+        want = f1_at_contamination(sp.y_test, scores, threshold=rule)
+        assert metrics["toy/KNN/f1"] == pytest.approx(want)
+        assert log.eval.metadata["f1_threshold"] == rule
+        assert any("f1_threshold=top_k" in d for d in log.eval.metadata["deviations"]) == (
+            rule == "top_k"
+        )
+
+
+def test_run_all_args_are_valid_parameters():
     params = inspect.signature(inspect.unwrap(dispat)).parameters
     assert set(RUN_ALL_ARGS) <= set(params)
     assert RUN_ALL_ARGS["method"] == "all" and RUN_ALL_ARGS["dataset"] == "wbc"
