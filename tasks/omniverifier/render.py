@@ -124,6 +124,15 @@ def visibility(scene: Scene) -> tuple[float, ...]:
     return tuple(float(c / a) if a else 0.0 for c, a in zip(counts, areas, strict=True))
 
 
+def _code(obj: SceneObject) -> int:
+    return 7 * list(COLOURS).index(str(obj.colour)) + (
+        "circle",
+        "square",
+        "triangle",
+        "diamond",
+    ).index(str(obj.shape))
+
+
 def render(scene: Scene) -> Rendered:
     """Draw ``scene`` (deterministic: all randomness comes from ``scene.style['seed']``)."""
     style = scene.style
@@ -144,7 +153,12 @@ def render(scene: Scene) -> Rendered:
                 canvas[cy1:cy2, cx1:cx2] = plate[cy1 - y1 : cy2 - y1, cx1 - x1 : cx2 - x1]
             continue
         base = np.array(COLOURS[str(obj.colour)], dtype=np.float32)
-        colour = np.clip(base + rng.uniform(-jitter, jitter, size=3), 0, 255)
+        # Each object's jitter comes from its own seed (scene seed + where and what it is), so an
+        # injected error changes the pixels of the erroneous object only.
+        own = np.random.default_rng(
+            [int(style.get("seed", 0)), *(v + 10_000 for v in obj.box), _code(obj)]
+        )
+        colour = np.clip(base + own.uniform(-jitter, jitter, size=3), 0, 255)
         canvas[mask] = alpha * colour + (1.0 - alpha) * canvas[mask]
     if noise > 0:
         canvas += rng.normal(0.0, noise, size=canvas.shape).astype(np.float32)
