@@ -20,7 +20,6 @@ from methods.omniverifier import (
 from tasks.omniverifier.render import render
 from tasks.omniverifier.task import RUN_ALL_ARGS, omniverifier
 
-
 _COUNTER = iter(range(10_000))
 
 
