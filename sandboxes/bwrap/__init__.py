@@ -7,9 +7,12 @@ Importing this package registers the provider, so `Task(sandbox="bwrap")`,
 """
 
 from ._config import WORKDIR, BwrapConfig
+from ._files import NotRegularFileError
 from ._jail import JailGoneError
 from ._probe import BwrapUnavailableError, bwrap_problem, require_bwrap
+from ._reaper import reap_orphans, reap_stale_samples, receives_orphans
 from ._sandbox import BwrapSandboxEnvironment
+from ._tree import remove_tree
 
 __all__ = [
     "WORKDIR",
@@ -17,6 +20,11 @@ __all__ = [
     "BwrapSandboxEnvironment",
     "BwrapUnavailableError",
     "JailGoneError",
+    "NotRegularFileError",
     "bwrap_problem",
+    "reap_orphans",
+    "reap_stale_samples",
+    "receives_orphans",
+    "remove_tree",
     "require_bwrap",
 ]

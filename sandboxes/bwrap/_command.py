@@ -27,18 +27,24 @@ _BASE_ENV = {
     "PYTHONDONTWRITEBYTECODE": "1",
 }
 _SYSTEM_RO = ("/usr", "/etc")
+_ENV = "/usr/bin/env"
+# Hidden from /proc (Docker's masked paths, plus /proc/key-users); the rest of /proc is read-only.
+_PROC_MASKED_FILES = ("kcore", "keys", "key-users", "latency_stats", "timer_list", "timer_stats",
+                      "sched_debug")  # fmt: skip
+_PROC_MASKED_DIRS = ("acpi", "asound", "scsi")
 _MAYBE_LINKED = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
 # Runs on the host (as root when sandboxes get a private uid): join the sample's cgroups (paths in
-# $1..$n up to "--"), lower the rlimits, then exec the rest: `setpriv` to the sample's uid, or bwrap.
-# dash builtins only. (Python's own setuid in Popen would cost a full fork instead of a vfork.)
+# $1..$n up to "--"), lower the rlimits, then exec the rest: bwrap. dash builtins only. (Python's
+# own setuid in Popen would cost a full fork instead of a vfork.)
 LAUNCHER_FAILED = "bwrap-sandbox-launcher-failed"
 _LAUNCHER = r"""
 fail() { echo "LAUNCHER_FAILED: $1" >&2; exit 125; }
 while [ "$1" != "--" ]; do echo $$ > "$1" || fail "cannot join cgroup $1"; shift; done; shift
-umask 022 && ulimit -c 0 && ulimit -p "$1" && ulimit -f "$2" || fail "cannot set rlimits"
-if [ "$3" != 0 ]; then ulimit -v "$3" || fail "cannot set RLIMIT_AS"; fi
-shift 3; exec "$@"
+umask 022 && ulimit -c 0 && ulimit -p "$1" && ulimit -f "$2" && ulimit -n "$3" \
+  || fail "cannot set rlimits"
+if [ "$4" != 0 ]; then ulimit -v "$4" || fail "cannot set RLIMIT_AS"; fi
+shift 4; exec "$@"
 """.replace("LAUNCHER_FAILED", LAUNCHER_FAILED)
 
 
@@ -49,6 +55,37 @@ class SandboxLayout:
     work_dir: str
     tmp_dir: str
     ro_binds: tuple[str, ...] = ()
+
+
+@functools.cache
+def _proc_hardening() -> tuple[str, ...]:
+    """Mask what a sample has no business reading in /proc, then make all of /proc read-only
+    (bwrap itself leaves /proc/sys and /proc/sysrq-trigger writable when it runs as root)."""
+    args: list[str] = []
+    for name in _PROC_MASKED_FILES:
+        if os.path.isfile(f"/proc/{name}"):
+            args += ["--ro-bind", "/dev/null", f"/proc/{name}"]
+    for name in _PROC_MASKED_DIRS:
+        if os.path.isdir(f"/proc/{name}"):
+            args += ["--tmpfs", f"/proc/{name}", "--remount-ro", f"/proc/{name}"]
+    return (*args, "--remount-ro", "/proc")
+
+
+def check_env(env: Mapping[str, str]) -> None:
+    """Refuse variable names the environment cannot carry (a clear error instead of a mangled one)."""
+    for key, value in env.items():
+        if not key or "=" in key or "\0" in key or "\0" in value:
+            raise ValueError(f"bwrap sandbox: invalid environment variable {key!r}={value!r}")
+
+
+def _with_env(cmd: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    """`cmd` started by `env -i` with exactly `env` (a command name containing '=' would be read
+    as a variable by env, so such a name goes through `sh -c 'exec "$0" "$@"'`)."""
+    pairs = [f"{key}={value}" for key, value in env.items()]
+    tail = list(cmd)
+    if tail and "=" in tail[0]:
+        tail = ["/bin/sh", "-c", 'exec "$0" "$@"', *tail]
+    return [_ENV, "-i", "--", *pairs, *tail]
 
 
 @functools.cache
@@ -96,6 +133,7 @@ def bwrap_argv(
     drop_to: tuple[str, int] | None = None,
     keep_caps: Sequence[str] = (),
     ctl_dir: str | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The bubblewrap command that runs `cmd` isolated: read-only system folders, private
     /workspace and /tmp, fresh /proc and minimal /dev, new PID, network (loopback only), IPC, UTS
@@ -106,10 +144,16 @@ def bwrap_argv(
     jail `setpriv` turns the command into host uid `uid` with no capabilities and no_new_privs.
     Without it bwrap runs unprivileged in a new user namespace, as the calling user.
 
+    The environment is the base one plus `env`. On the root path it reaches only `cmd`: bwrap and
+    `setpriv` (which still holds capabilities) run with `PATH` alone, and `env -i` sets the rest
+    after the uid has changed, so e.g. a caller's LD_PRELOAD never loads into a privileged
+    process. `env=None` on the root path: `cmd` gets `PATH` only (the exec server).
+
     `keep_caps` (root path only) leaves those capabilities to `cmd` (the persistent jail's exec
     server, which needs CAP_SETUID/SETGID/SETPCAP to start commands as the sample's uid and
     CAP_KILL to kill them). `ctl_dir` is a host folder bound writable at `CTL_DIR` (the server's
-    socket folder, which only the server's uid can enter).
+    socket folder, which only the server's uid can enter). `seccomp_fd`: an open descriptor
+    holding the seccomp program (`_seccomp.py`), applied to everything the jail runs.
     """
     args = [bwrap, "--die-with-parent", "--new-session", "--hostname", "sandbox"]
     args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
@@ -136,7 +180,7 @@ def bwrap_argv(
         if not _under_tmp(path):
             args += _parents(path, made)
             args += ["--ro-bind", path, path]
-    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--proc", "/proc", *_proc_hardening(), "--dev", "/dev"]
     args += ["--bind", layout.work_dir, WORKDIR, "--bind", layout.tmp_dir, "/tmp"]
     made.add("/tmp")
     for path in late:
@@ -146,13 +190,18 @@ def bwrap_argv(
         args += ["--bind", ctl_dir, CTL_DIR]
     args += ["--remount-ro", "/"]  # the root tmpfs bwrap builds: read-only once populated
     args += ["--chdir", _resolve_cwd(cwd), "--clearenv"]
-    for key, value in {**_BASE_ENV, **(env or {})}.items():
-        args += ["--setenv", key, value]
-    args += ["--"]
-    if drop_to is not None:
-        setpriv, uid = drop_to
-        args += setpriv_argv(setpriv, uid, keep_caps)
-    return args + list(cmd)
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
+    full_env = {**_BASE_ENV, **(env or {})}
+    check_env(full_env)
+    if drop_to is None:  # unprivileged bwrap: nothing privileged ever runs with this environment
+        for key, value in full_env.items():
+            args += ["--setenv", key, value]
+        return [*args, "--", *cmd]
+    setpriv, uid = drop_to
+    args += ["--setenv", "PATH", SANDBOX_PATH, "--"]
+    args += setpriv_argv(setpriv, uid, keep_caps)
+    return args + (list(cmd) if env is None else _with_env(cmd, full_env))
 
 
 def setpriv_argv(setpriv: str, uid: int, keep_caps: Sequence[str] = ()) -> list[str]:
@@ -171,6 +220,7 @@ def launcher_argv(
     cgroup_procs: Sequence[str],
     max_processes: int,
     max_file_mb: int,
+    max_open_files: int,
     address_space_mb: int | None,
 ) -> list[str]:
     """Wrap a bwrap command in the launcher shell that applies the cgroups and rlimits."""
@@ -178,5 +228,5 @@ def launcher_argv(
     fsize_blocks = max_file_mb * 2048  # dash counts 512-byte blocks
     return [
         "/bin/sh", "-c", _LAUNCHER, "sh", *cgroup_procs, "--",
-        str(max_processes), str(fsize_blocks), str(vmem_kb), *bwrap_cmd,
+        str(max_processes), str(fsize_blocks), str(max_open_files), str(vmem_kb), *bwrap_cmd,
     ]  # fmt: skip

@@ -31,6 +31,19 @@ class BwrapConfig(BaseModel, frozen=True):
     max_file_mb: int = Field(default=1024, gt=0)
     """Largest file a sandbox process may write (RLIMIT_FSIZE)."""
 
+    disk_mb: int = Field(default=2048, gt=0)
+    """Disk quota of the sample: everything it writes to `/workspace` and `/tmp` together (a
+    tmpfs of this size; harness as root only, like the cgroups). tmpfs pages are memory, so what
+    the sample writes also counts against `memory_mb`."""
+
+    max_open_files: int = Field(default=1024, gt=0)
+    """Open files per process (RLIMIT_NOFILE). Lowered at sample start where needed so that
+    `max_processes` × this stays within half of the host's file table (fs.file-max)."""
+
+    seccomp: bool = True
+    """Apply the seccomp deny-list (keyrings, namespaces, mounts, ptrace, bpf, ...; see
+    `sandboxes/README.md`) to everything the sandbox runs."""
+
     files: dict[str, str] = Field(default_factory=dict)
     """Host files or folders copied into the work dir at sample start: {sandbox path: host path}.
     Relative sandbox paths are relative to the work dir; absolute ones must lie under it."""

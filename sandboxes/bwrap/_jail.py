@@ -22,6 +22,7 @@ from typing import Any
 from inspect_ai.util import SandboxUnavailableError
 
 from ._process import Finished, OutputTooLarge
+from ._reaper import forget, launching
 
 SERVER_SOURCE = (Path(__file__).with_name("_server.py")).read_text()
 SERVER_FILE = "bwrap-exec-server.py"
@@ -79,13 +80,16 @@ class PersistentJail:
         self.log_path = log_path
 
     @classmethod
-    def start(cls, argv: list[str], socket_path: str, log_path: Path) -> PersistentJail:
+    def start(
+        cls, argv: list[str], socket_path: str, log_path: Path, pass_fds: tuple[int, ...] = ()
+    ) -> PersistentJail:
         """Start the jail (blocking) and wait until its server listens."""
-        with open(log_path, "wb") as log:
+        with open(log_path, "wb") as log, launching() as register:
             proc = _spawner.popen(
                 argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
-                start_new_session=True, close_fds=True,
+                start_new_session=True, close_fds=True, pass_fds=pass_fds,
             )  # fmt: skip
+            register(proc.pid)
         jail = cls(proc, socket_path, log_path)
         assert proc.stdout is not None
         got = b""
@@ -151,6 +155,7 @@ class PersistentJail:
             self.proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
+            forget(self.proc.pid)
 
     async def request(
         self,

@@ -77,11 +77,14 @@ async def run_process(
     timeout: float | None,
     output_cap: int,
     uid: int | None = None,
+    pass_fds: Sequence[int] = (),
+    on_spawn: Callable[[int], None] | None = None,
 ) -> Finished:
     """Run argv (as host `uid` when given) and collect its output.
 
     Raises TimeoutError after `timeout` seconds and OutputTooLarge when stdout or stderr passes
-    `output_cap` bytes; in both cases the whole process group is killed first.
+    `output_cap` bytes; in both cases the whole process group is killed first. `pass_fds` stay
+    open in the child (at the same numbers); `on_spawn(pid)` is called once it has started.
     """
     creds: dict[str, object] = {}
     if uid is not None:
@@ -93,8 +96,11 @@ async def run_process(
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
         close_fds=True,
+        pass_fds=tuple(pass_fds),
         **creds,  # type: ignore[arg-type]
     )
+    if on_spawn is not None:
+        on_spawn(proc.pid)
     assert proc.stdin and proc.stdout and proc.stderr
     kill = _killer(proc)
     work = asyncio.ensure_future(

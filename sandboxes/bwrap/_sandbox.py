@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
+import functools
 import json
 import os
 import secrets
 import shlex
 import shutil
 import signal
-import stat
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -33,7 +35,7 @@ from inspect_ai.util import (
 from pydantic import BaseModel
 from typing_extensions import override
 
-from ._cgroup import SampleCgroup, create_sample_cgroup, orphan_sample_cgroups
+from ._cgroup import SampleCgroup, create_sample_cgroup
 from ._command import (
     _BASE_ENV,
     CTL_DIR,
@@ -41,24 +43,40 @@ from ._command import (
     SandboxLayout,
     _resolve_cwd,
     bwrap_argv,
+    check_env,
     launcher_argv,
 )
 from ._config import WORKDIR, BwrapConfig, config_of
+from ._disk import mount_quota, unmount_all_under
 from ._files import READ_SCRIPT, WRITE_SCRIPT, FileTooLarge, raise_for_file_status
 from ._jail import SERVER_FILE, SERVER_SOURCE, SOCKET_NAME, PersistentJail
 from ._probe import BwrapUnavailableError, bwrap_path, require_bwrap
 from ._process import OutputTooLarge, run_process
+from ._reaper import (
+    OWNER_FILE,
+    PREFIX,
+    SERVER_UID_OFFSET,
+    forget,
+    kill_all,
+    launching,
+    owner_token,
+    processes_of,
+    reap_orphans,
+    reap_orphans_settled,
+    reap_stale_samples,
+)
+from ._seccomp import SeccompUnsupportedError, write_program
+from ._tree import chown_tree, remove_tree
 
-_UID_BASE, _UID_SPAN = 1_000_000_000, 500_000_000  # private per-sample host uids (root only)
-# a persistent jail's exec server runs as a second private uid, so commands cannot signal, ptrace
-# or otherwise reach it (uids stay below 2**31 for tools that read them as signed)
-_SERVER_UID_OFFSET = _UID_SPAN
+_UID_BASE, _UID_SPAN = 1_000_000_000, SERVER_UID_OFFSET  # private per-sample host uids (root only)
+# a persistent jail's exec server runs as a second private uid (the sample's + SERVER_UID_OFFSET),
+# so commands cannot signal, ptrace or otherwise reach it (uids stay below 2**31)
 # CAP_SETPCAP only until the server has emptied its bounding set (see _server.py)
 _SERVER_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_KILL", "CAP_DAC_READ_SEARCH")
 _JAIL_PYTHON = "/usr/bin/python3"
-_PREFIX = "bwrap-sample-"
-_OWNER_FILE = "owner"  # beside workspace/ and tmp/: "<harness pid>\n<uid or ->\n<cgroup dirs...>"
-_ORPHAN_AGE_S = 600.0  # a sample folder without an owner file this old was abandoned mid-creation
+_SECCOMP_FILE = "seccomp.bpf"
+_FILE_TABLE_SHARE = 2  # a sample's processes x RLIMIT_NOFILE stays within 1/2 of fs.file-max
+_MIN_OPEN_FILES = 64
 
 
 def _max_parallel_execs() -> int:
@@ -70,86 +88,34 @@ def _max_parallel_execs() -> int:
         return os.cpu_count() or 1
 
 
-def _processes_of(uid: int) -> list[int]:
-    """Host pids whose real uid is `uid`."""
-    found: list[int] = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            for line in Path(entry.path, "status").read_text().splitlines():
-                if line.startswith("Uid:"):
-                    if int(line.split()[1]) == uid:
-                        found.append(int(entry.name))
-                    break
-    return found
+@functools.cache
+def _file_table_size() -> int | None:
+    try:
+        return int(Path("/proc/sys/fs/file-max").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
-def _chown_tree(root: Path, uid: int) -> None:
-    os.lchown(root, uid, uid)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            os.lchown(os.path.join(dirpath, name), uid, uid)
+def effective_open_files(max_open_files: int, max_processes: int) -> int:
+    """RLIMIT_NOFILE for a sample: the configured value, lowered so that max_processes x it stays
+    within 1/_FILE_TABLE_SHARE of the host's file table, and (without root) within our hard limit."""
+    import resource
+
+    limit = max_open_files
+    table = _file_table_size()
+    if table is not None:
+        limit = min(limit, max(_MIN_OPEN_FILES, table // _FILE_TABLE_SHARE // max_processes))
+    if os.geteuid() != 0:
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+    return limit
 
 
 def _destroy_all_at_exit() -> None:
     for environment in list(BwrapSandboxEnvironment._live):
         with contextlib.suppress(Exception):
             environment.destroy()
-
-
-def _remove_tree(path: Path) -> None:
-    def _writable_retry(func: Any, p: str, _exc: Any) -> None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(p), stat.S_IRWXU)
-            func(p)
-
-    shutil.rmtree(path, onerror=_writable_retry)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _reap_stale_samples() -> int:
-    """Remove sample folders (and kill the processes, remove the cgroups) left behind by harness
-    processes that died without cleaning up. Returns how many were removed."""
-    removed = 0
-    for root in Path(tempfile.gettempdir()).glob(_PREFIX + "*"):
-        try:
-            pid, uid, *groups = (root / _OWNER_FILE).read_text().split("\n")
-            if _alive(int(pid)):
-                continue
-        except FileNotFoundError:
-            # no owner file: being created right now, or (older versions wrote it last) left by
-            # a harness killed while copying files in; nothing of it ever ran
-            with contextlib.suppress(OSError):
-                if time.time() - root.stat().st_mtime > _ORPHAN_AGE_S:
-                    _remove_tree(root)
-                    removed += 1
-            continue
-        except (OSError, ValueError):
-            continue  # not ours
-        cgroup = SampleCgroup(tuple(Path(g) for g in groups if g))
-        if uid.isdigit() and os.geteuid() == 0:
-            victims = _processes_of(int(uid)) + _processes_of(int(uid) + _SERVER_UID_OFFSET)
-            for victim in victims:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(victim, signal.SIGKILL)
-            cgroup.kill_all()
-        cgroup.remove(wait_s=0.5)
-        _remove_tree(root)
-        removed += 1
-    orphans = orphan_sample_cgroups(lambda name: Path(tempfile.gettempdir(), name).exists())
-    orphans.kill_all()
-    orphans.remove(wait_s=0.5)
-    return removed
 
 
 @sandboxenv(name="bwrap")
@@ -164,12 +130,13 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     def __init__(self, config: BwrapConfig, bwrap: str) -> None:
         super().__init__()
         self.config = config
+        check_env(config.env)
         self._bwrap = bwrap
         self.uid: int | None = None
         self.server_uid: int | None = None
         if os.geteuid() == 0:
             self.uid = _UID_BASE + secrets.randbelow(_UID_SPAN)
-            self.server_uid = self.uid + _SERVER_UID_OFFSET
+            self.server_uid = self.uid + SERVER_UID_OFFSET
         self._jail: PersistentJail | None = None
         self._setpriv = shutil.which("setpriv", path="/usr/bin:/bin")
         if self.uid is not None and self._setpriv is None:
@@ -180,23 +147,42 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         self._user_name = str(os.getuid() if self.uid is None else self.uid)
         self._oom_seen = 0
         self.cgroup: SampleCgroup | None = None
-        self.root = Path(tempfile.mkdtemp(prefix=_PREFIX))
+        self.disk_quota_mb: int | None = None
+        """The sample's disk quota in effect (None: no quota, the harness is not root)."""
+        self.open_files = effective_open_files(config.max_open_files, config.max_processes)
+        """RLIMIT_NOFILE of the sample's processes (see BwrapConfig.max_open_files)."""
+        self.root = Path(tempfile.mkdtemp(prefix=PREFIX))
+        self._seccomp_path: Path | None = None
         try:
+            if self.uid is not None:  # everything the sample writes lands in this tmpfs
+                mount_quota(self.root, size_mb=config.disk_mb)
+                self.disk_quota_mb = config.disk_mb
             self._write_owner()  # first: a harness killed while copying files in leaves no orphan
+            if config.seccomp:
+                self._seccomp_path = self.root / _SECCOMP_FILE
+                write_program(str(self._seccomp_path))
             self.layout = self._make_folders()
             if self.uid is not None:
                 self.cgroup = create_sample_cgroup(
                     self.root.name, memory_mb=config.memory_mb, max_processes=config.max_processes
                 )
                 self._write_owner()
-        except BaseException:
+        except BaseException as ex:
             if self.cgroup is not None:
                 self.cgroup.remove()
-            _remove_tree(self.root)
+            unmount_all_under(self.root)
+            remove_tree(self.root)
+            if isinstance(ex, SeccompUnsupportedError):
+                raise BwrapUnavailableError(str(ex)) from None
+            if isinstance(ex, OSError) and ex.errno == errno.ENOSPC:
+                raise ValueError(
+                    f"bwrap sandbox: the files copied into the sample ({sorted(config.files)}) "
+                    f"exceed its disk quota of {config.disk_mb} MB (BwrapConfig.disk_mb)"
+                ) from None
             raise
         self._nproc = config.max_processes
         if self.uid is None:  # RLIMIT_NPROC counts all of our uid's processes, not just these
-            self._nproc += len(_processes_of(os.getuid()))
+            self._nproc += len(processes_of(os.getuid()))
         self.task_name = ""
         BwrapSandboxEnvironment._live.add(self)
         if config.mode == "persistent":
@@ -205,6 +191,23 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             except BaseException:
                 self.destroy()
                 raise
+
+    def _launcher(self, inner: list[str]) -> list[str]:
+        return launcher_argv(
+            inner,
+            cgroup_procs=self.cgroup.procs_files if self.cgroup else (),
+            max_processes=self._nproc,
+            max_file_mb=self.config.max_file_mb,
+            max_open_files=self.open_files,
+            address_space_mb=None if self.cgroup else self.config.memory_mb,
+        )
+
+    def _open_seccomp(self) -> int | None:
+        """A fresh descriptor on the seccomp program for one bwrap start (bwrap reads it from
+        the current offset, so starts never share one)."""
+        if self._seccomp_path is None:
+            return None
+        return os.open(self._seccomp_path, os.O_RDONLY | os.O_CLOEXEC)
 
     def _start_jail(self) -> PersistentJail:
         """Start this sample's long-lived jail; its main process is the exec server."""
@@ -227,25 +230,28 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         os.chmod(ctl / SERVER_FILE, 0o444)
         server = [_JAIL_PYTHON, "-I", "-S", f"{CTL_DIR}/{SERVER_FILE}",
                   f"{CTL_DIR}/{SOCKET_NAME}", json.dumps(self.uid)]  # fmt: skip
-        inner = bwrap_argv(
-            self._bwrap, self.layout, server, cwd="/", env=self.config.env, drop_to=drop_to,
-            keep_caps=_SERVER_CAPS if drop_to else (), ctl_dir=str(ctl),
-        )  # fmt: skip
-        argv = launcher_argv(
-            inner,
-            cgroup_procs=self.cgroup.procs_files if self.cgroup else (),
-            max_processes=self._nproc,
-            max_file_mb=self.config.max_file_mb,
-            address_space_mb=None if self.cgroup else self.config.memory_mb,
-        )
-        return PersistentJail.start(argv, str(ctl / SOCKET_NAME), self.root / "jail.log")
+        seccomp_fd = self._open_seccomp()
+        try:
+            # no caller environment here: the server gets PATH only, each command its own env
+            inner = bwrap_argv(
+                self._bwrap, self.layout, server, cwd="/", env=None, drop_to=drop_to,
+                keep_caps=_SERVER_CAPS if drop_to else (), ctl_dir=str(ctl),
+                seccomp_fd=seccomp_fd,
+            )  # fmt: skip
+            return PersistentJail.start(
+                self._launcher(inner), str(ctl / SOCKET_NAME), self.root / "jail.log",
+                pass_fds=() if seccomp_fd is None else (seccomp_fd,),
+            )  # fmt: skip
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
 
     def _write_owner(self) -> None:
-        owner = [str(os.getpid()), str(self.uid if self.uid is not None else "-")]
+        owner = [owner_token(), str(self.uid if self.uid is not None else "-")]
         owner += [str(d) for d in (self.cgroup.dirs if self.cgroup else ())]
-        part = self.root / (_OWNER_FILE + ".part")
+        part = self.root / (OWNER_FILE + ".part")
         part.write_text("\n".join(owner) + "\n")
-        os.replace(part, self.root / _OWNER_FILE)  # the reaper never reads half a pid
+        os.replace(part, self.root / OWNER_FILE)  # the reaper never reads half a pid
 
     def _make_folders(self) -> SandboxLayout:
         owner = os.geteuid() if self.uid is None else self.uid
@@ -253,7 +259,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         work.mkdir(mode=0o700)
         tmp.mkdir(mode=0o700)
         self._copy_in(work)
-        _chown_tree(work, owner)
+        chown_tree(work, owner)
         os.lchown(tmp, owner, owner)
         return SandboxLayout(str(work), str(tmp), tuple(self.config.ro_binds))
 
@@ -264,7 +270,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
         config_of(config)  # reject a bad config before any sample starts
         require_bwrap()
-        await anyio.to_thread.run_sync(_reap_stale_samples)
+        await anyio.to_thread.run_sync(reap_stale_samples)
 
     @override
     @classmethod
@@ -302,12 +308,13 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         if cleanup:  # samples whose sample_cleanup did not run
             for environment in [e for e in cls._live if e.task_name == task_name]:
                 await anyio.to_thread.run_sync(environment.destroy)
+        await anyio.to_thread.run_sync(reap_orphans_settled)
 
     @override
     @classmethod
     async def cli_cleanup(cls, id: str | None) -> None:
         """`inspect sandbox cleanup bwrap`: remove what dead harness processes left behind."""
-        await anyio.to_thread.run_sync(_reap_stale_samples)
+        await anyio.to_thread.run_sync(reap_stale_samples)
 
     @override
     @classmethod
@@ -315,14 +322,24 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         return BwrapConfig(**config)
 
     def destroy(self) -> None:
-        """Kill whatever still runs for this sample and delete its folders and cgroups."""
+        """Kill whatever still runs for this sample, detach its disk, delete its folders and
+        cgroups. Never fails on what the sample built (see `_tree.remove_tree`)."""
+        BwrapSandboxEnvironment._live.discard(self)
         if self._jail is not None:
             self._jail.kill()
         self._kill_leftovers()
+        unmount_all_under(self.root)
         if self.cgroup is not None:
             self.cgroup.remove()
-        _remove_tree(self.root)
-        BwrapSandboxEnvironment._live.discard(self)
+        report = remove_tree(self.root)
+        if not report.ok:
+            warnings.warn(
+                f"bwrap sandbox: could not remove all of {self.root}: {report.failures[:3]}; "
+                "`inspect sandbox cleanup bwrap` retries once this harness has exited",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        reap_orphans_settled()
 
     def _copy_in(self, work: Path) -> None:
         for target, source in self.config.files.items():
@@ -349,32 +366,30 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
                 pids |= self.cgroup.pids()
             for uid in (self.uid, self.server_uid):
                 if uid is not None:
-                    pids |= set(_processes_of(uid))
+                    pids |= set(processes_of(uid))
             if not pids or time.monotonic() > deadline:
                 return
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
+            kill_all(pids)
             time.sleep(0.01)
 
     # ---------------------------------------------------------------- exec
 
-    def _argv(self, cmd: list[str], cwd: str | None, env: dict[str, str] | None) -> list[str]:
+    def _argv(
+        self,
+        cmd: list[str],
+        cwd: str | None,
+        env: dict[str, str] | None,
+        seccomp_fd: int | None,
+    ) -> list[str]:
         drop_to = None
         if self.uid is not None:
             assert self._setpriv is not None
             drop_to = (self._setpriv, self.uid)
         inner = bwrap_argv(
             self._bwrap, self.layout, cmd, cwd=cwd, env={**self.config.env, **(env or {})},
-            drop_to=drop_to,
+            drop_to=drop_to, seccomp_fd=seccomp_fd,
         )  # fmt: skip
-        return launcher_argv(
-            inner,
-            cgroup_procs=self.cgroup.procs_files if self.cgroup else (),
-            max_processes=self._nproc,
-            max_file_mb=self.config.max_file_mb,
-            address_space_mb=None if self.cgroup else self.config.memory_mb,
-        )
+        return self._launcher(inner)
 
     async def _run(
         self,
@@ -392,6 +407,8 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         gate: contextlib.AbstractAsyncContextManager[Any] = contextlib.nullcontext()
         if use_concurrency:
             gate = concurrency("bwrap-exec", _max_parallel_execs(), visible=False)
+        if env:
+            check_env(env)
         if self._jail is not None:
             async with gate:
                 try:
@@ -405,10 +422,23 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
                         f"bwrap sandbox: command timed out after {limit}s and was killed"
                     ) from None
             return done.returncode, done.stdout, done.stderr
-        argv = self._argv(cmd, cwd, env)
         async with gate:
+            seccomp_fd = self._open_seccomp()
+            spawned: list[int] = []
             try:
-                done = await run_process(argv, input=data, timeout=limit, output_cap=output_cap)
+                argv = self._argv(cmd, cwd, env, seccomp_fd)
+                with launching() as register:
+
+                    def started(pid: int) -> None:
+                        register(pid)
+                        spawned.append(pid)
+                        if seccomp_fd is not None:
+                            os.close(seccomp_fd)
+
+                    done = await run_process(
+                        argv, input=data, timeout=limit, output_cap=output_cap,
+                        pass_fds=() if seccomp_fd is None else (seccomp_fd,), on_spawn=started,
+                    )  # fmt: skip
             except TimeoutError:
                 await anyio.to_thread.run_sync(self._kill_leftovers)
                 raise TimeoutError(
@@ -417,6 +447,12 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             except OutputTooLarge:
                 await anyio.to_thread.run_sync(self._kill_leftovers)
                 raise
+            finally:
+                if seccomp_fd is not None and not spawned:
+                    os.close(seccomp_fd)
+                for pid in spawned:
+                    forget(pid)
+                reap_orphans()
         if done.returncode == 125 and done.stderr.startswith(LAUNCHER_FAILED.encode()):
             raise SandboxUnavailableError(
                 f"bwrap sandbox could not start the command: {done.stderr.decode(errors='replace')}"
@@ -501,8 +537,12 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     @override
     async def connection(self, *, user: str | None = None) -> SandboxConnection:
-        argv = self._argv(["/bin/bash", "-i"], None, None)
-        return SandboxConnection(type="bwrap", command=shlex.join(argv))
+        fd = 9  # the shell that runs the command opens the program there
+        argv = self._argv(["/bin/bash", "-i"], None, None, fd if self._seccomp_path else None)
+        command = shlex.join(argv)
+        if self._seccomp_path is not None:
+            command += f" {fd}<{shlex.quote(str(self._seccomp_path))}"
+        return SandboxConnection(type="bwrap", command=command)
 
     @override
     def default_polling_interval(self) -> float:

@@ -231,3 +231,270 @@ def test_cleanup_removes_work_dir(make_sandbox: Callable[..., BwrapSandboxEnviro
     assert wait_gone("4242.77") == []
     if cgroup is not None:
         assert not any(d.exists() for d in cgroup.dirs)
+
+
+# ------------------------------------------------------------------------------------- hardening
+# Each test below failed on the sandbox before the hardening of issue 18 and passes after it.
+
+_PRELOAD_C = r"""
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+__attribute__((constructor)) static void probe(void) {
+    char comm[64] = "", cap[64] = "?", line[256];
+    FILE *f = fopen("/proc/self/comm", "r");
+    if (f) { if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = 0; fclose(f); }
+    f = fopen("/proc/self/status", "r");
+    if (f) { while (fgets(line, sizeof line, f)) if (!strncmp(line, "CapEff:", 7))
+                 sscanf(line + 7, "%63s", cap);
+             fclose(f); }
+    fprintf(stderr, "LOADED comm=%s uid=%d euid=%d capeff=%s\n", comm, getuid(), geteuid(), cap);
+    if (access("/etc/shadow", R_OK) == 0) fprintf(stderr, "SHADOW-READABLE comm=%s\n", comm);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def preload_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A shared library whose constructor writes to stderr who loaded it (and whether it could
+    read /etc/shadow): the exec's stderr, or the jail's log for the exec server and its launcher."""
+    import shutil
+
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is needed to build the LD_PRELOAD probe library")
+    folder = tmp_path_factory.mktemp("preload")
+    (folder / "probe.c").write_text(_PRELOAD_C)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(folder / "probe.so"),
+                    str(folder / "probe.c")], check=True, capture_output=True)  # fmt: skip
+    return folder / "probe.so"
+
+
+def _preload_lines(sb: BwrapSandboxEnvironment, stderr: str) -> list[str]:
+    jail_log = sb.root / "jail.log"
+    text = stderr + (jail_log.read_text(errors="replace") if jail_log.exists() else "")
+    return [ln for ln in text.splitlines() if ln.startswith(("LOADED", "SHADOW"))]
+
+
+def _assert_only_unprivileged(sb: BwrapSandboxEnvironment, lines: list[str]) -> None:
+    assert lines, "control: the library was never loaded, not even into the command"
+    assert not [ln for ln in lines if "SHADOW-READABLE" in ln], lines
+    for line in lines:
+        assert line.startswith("LOADED"), lines
+        fields = dict(f.split("=", 1) for f in line.split()[1:])
+        assert fields["capeff"] == "0000000000000000", lines
+        assert fields["comm"] not in ("setpriv", "bwrap", "env"), lines
+        if sb.uid is not None:
+            assert int(fields["uid"]) == sb.uid and int(fields["euid"]) == sb.uid, lines
+
+
+def test_caller_env_reaches_only_the_command(
+    make_sandbox: Callable[..., BwrapSandboxEnvironment], preload_library: Path
+) -> None:
+    """issue 18.1: exec(env={"LD_PRELOAD": <sample-written library>}) loaded it into `setpriv`
+    while it ran as uid 0 with capabilities (per_exec)."""
+    sb = make_sandbox()
+    run(sb.write_file("probe.so", preload_library.read_bytes()))  # the sample's own library
+    result = run(sb.exec(["sh", "-c", "true"], env={"LD_PRELOAD": "/workspace/probe.so"}))
+    assert result.success, result
+    _assert_only_unprivileged(sb, _preload_lines(sb, result.stderr))
+
+
+def test_config_env_reaches_only_the_command(
+    make_sandbox: Callable[..., BwrapSandboxEnvironment], preload_library: Path
+) -> None:
+    """issue 18.1, persistent mode: BwrapConfig(env=...) reached `setpriv` and the exec server
+    (which holds CAP_SETUID) when the jail started."""
+    sb = make_sandbox(BwrapConfig(files={"probe.so": str(preload_library)},
+                                  env={"LD_PRELOAD": "/workspace/probe.so"}))  # fmt: skip
+    result = run(sb.exec(["sh", "-c", "true"]))
+    assert result.success, result
+    _assert_only_unprivileged(sb, _preload_lines(sb, result.stderr))
+
+
+def _mounts(sb: BwrapSandboxEnvironment) -> list[tuple[str, str]]:
+    """(mount point, per-mount options) inside the sandbox."""
+    info = run(sb.exec(["cat", "/proc/self/mountinfo"])).stdout
+    return [(ln.split()[4], ln.split()[5]) for ln in info.splitlines()]
+
+
+def test_proc_read_only(sandbox: BwrapSandboxEnvironment) -> None:
+    """issue 18.2: /proc/sys (and /proc/sysrq-trigger) were writable for uid 0 inside the jail."""
+    under_proc = [(p, o) for p, o in _mounts(sandbox) if p == "/proc" or p.startswith("/proc/")]
+    assert "/proc" in [p for p, _ in under_proc], under_proc  # control: /proc is mounted
+    for point, options in under_proc:
+        assert options.split(",")[0] == "ro", (point, options)
+    wrote = run(sandbox.exec(["sh", "-c", "echo x > /proc/sys/kernel/core_pattern"]))
+    assert not wrote.success and "Read-only" in wrote.stderr, wrote
+    assert run(sandbox.exec(["cat", "/proc/self/status"])).success  # /proc still readable
+    keys = run(sandbox.exec(["sh", "-c", "cat /proc/keys /proc/key-users 2>/dev/null | wc -c"]))
+    assert keys.stdout.strip() == "0", keys  # masked
+
+
+_KEYS = r"""
+import ctypes, json, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+NR = json.loads(sys.argv[1])
+out = {}
+def sys_(name, *a):
+    ctypes.set_errno(0)
+    r = libc.syscall(NR[name], *a)
+    return r if r >= 0 else -ctypes.get_errno()
+key = sys_("request_key", b"user", sys.argv[2].encode(), None, 0)
+out["request"] = key
+if key > 0:
+    buf = ctypes.create_string_buffer(256)
+    n = sys_("keyctl", 11, ctypes.c_long(key), buf, 256)  # KEYCTL_READ
+    out["read"] = buf.raw[:n].decode() if n > 0 else n
+out["plant"] = sys_("add_key", b"user", b"planted-by-sample", b"evil", 4, ctypes.c_long(-3))
+out["session"] = sys_("keyctl", 0, ctypes.c_long(-3), 0)  # KEYCTL_GET_KEYRING_ID, session
+print(json.dumps(out))
+"""
+
+
+def test_kernel_keyring_not_shared(make_sandbox: Callable[..., BwrapSandboxEnvironment]) -> None:
+    """issue 18.3: a sample could read the harness's session key (request_key + KEYCTL_READ) and
+    plant keys another sample finds."""
+    import ctypes
+    import json
+
+    from sandboxes.bwrap._seccomp import syscall_table
+
+    numbers = syscall_table().numbers
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    # a fresh session keyring for this test process, so nothing lands in the user's own
+    assert libc.syscall(numbers["keyctl"], 1, None) > 0  # KEYCTL_JOIN_SESSION_KEYRING
+    secret = f"harness-secret-{os.getpid()}"
+    key = libc.syscall(numbers["add_key"], b"user", secret.encode(), b"s3cret", 6, -3)
+    assert key > 0  # control: the harness holds a readable session key
+    first, second = make_sandbox(), make_sandbox()
+    found = json.loads(
+        run(first.exec(["python3", "-c", _KEYS, json.dumps(numbers), secret])).stdout
+    )
+    assert found["request"] < 0 and "read" not in found, found  # the harness's key: unreachable
+    assert found["plant"] < 0 and found["session"] < 0, found  # no keyring access at all
+    other = json.loads(
+        run(second.exec(["python3", "-c", _KEYS, json.dumps(numbers), "planted-by-sample"])).stdout
+    )
+    assert other["request"] < 0, other
+
+
+def test_seccomp_denies_each_syscall(make_sandbox: Callable[..., BwrapSandboxEnvironment]) -> None:
+    """issue 18.4: no seccomp filter (nested user namespaces gave a full capability set). Every
+    denied syscall is called inside the sandbox; the same calls without the filter are the
+    control that shows the filter, not the kernel, refused them."""
+    import json
+
+    from sandboxes.bwrap._seccomp import syscall_table
+    from tests.sandboxes._syscall_probe import CAPABILITY_FIRST, PROBE
+
+    numbers = json.dumps(syscall_table().numbers)
+
+    def probe(config: BwrapConfig) -> dict[str, str]:
+        sb = make_sandbox(config)
+        result = run(sb.exec(["python3", "-c", PROBE, numbers]))
+        assert result.success, result
+        status = run(sb.exec(["grep", "^Seccomp:", "/proc/self/status"])).stdout.split()
+        return {**json.loads(result.stdout), "mode": status[1]}
+
+    filtered = probe(BwrapConfig())
+    assert filtered.pop("mode") == "2", filtered  # 2: a seccomp filter is loaded
+    unfiltered = probe(BwrapConfig(seccomp=False))
+    assert unfiltered.pop("mode") == "0"
+    assert filtered.pop("allowed:personality_query") == "ok"
+    assert filtered.pop("allowed:socket_unix") == "ok"
+    for name, got in filtered.items():
+        assert got == ("ENOSYS" if name == "clone3" else "EPERM"), (name, got)
+        if name not in CAPABILITY_FIRST:
+            assert unfiltered[name] != got, (name, "the kernel gives the same without the filter")
+    assert len(filtered) >= 55
+    nested = run(make_sandbox().exec(["unshare", "-Ur", "id"]))
+    assert not nested.success and "uid=0" not in nested.stdout, nested
+
+
+def test_cleanup_survives_what_the_sample_built(
+    make_sandbox: Callable[..., BwrapSandboxEnvironment],
+) -> None:
+    """issue 18.5: a 3000-level directory made sample_cleanup (and the stale-sample reaper) raise
+    RecursionError and leave the folder."""
+    build = """
+import os
+for top in ("/workspace", "/tmp"):
+    os.chdir(top)
+    for i in range(3000):
+        os.mkdir("d"); os.chdir("d")
+        if i % 500 == 0:
+            os.mkfifo("fifo"); os.symlink("/etc/passwd", "link"); open("f", "w").write("x")
+    os.chdir(top + "/" + "/".join(["d"] * 10))
+    os.mkdir("locked"); open("locked/f", "w").close(); os.chmod("locked", 0)
+print("BUILT")
+"""
+    for stale in (False, True):
+        sb = make_sandbox()
+        assert run(sb.exec(["python3", "-c", build], timeout=120)).stdout == "BUILT\n"
+        root = sb.root
+        if stale:  # its harness "died": the next run's reaper removes it
+            from sandboxes.bwrap import reap_stale_samples
+
+            owner = root / "owner"
+            owner.write_text("999999999:0\n" + owner.read_text().split("\n", 1)[1])
+            assert reap_stale_samples() >= 1
+        else:
+            run(BwrapSandboxEnvironment.sample_cleanup("test", None, {"default": sb}, False))
+        assert not root.exists(), f"{root} left behind (stale={stale})"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the disk quota (a tmpfs mount) needs root")
+def test_disk_quota(make_sandbox: Callable[..., BwrapSandboxEnvironment]) -> None:
+    """issue 18.6: with max_file_mb=1 a sample wrote 24 MiB; work dirs had no size limit."""
+    sb = make_sandbox(BwrapConfig(disk_mb=8, max_file_mb=1))
+    fill = "for i in $(seq 24); do head -c 1048576 /dev/zero > f$i || break; done; du -sk ."
+    result = run(sb.exec(["sh", "-c", fill], timeout=60))
+    assert "No space left" in result.stderr, result
+    assert int(result.stdout.split()[0]) <= 8 * 1024, result
+    more = run(sb.exec(["sh", "-c", "head -c 1048576 /dev/zero > /tmp/more"]))
+    assert not more.success and "No space left" in more.stderr  # /tmp shares the quota
+    with pytest.raises(OSError, match="No space left"):
+        run(sb.write_file("big.bin", b"x" * 1_000_000))
+    run(sb.exec(["sh", "-c", "rm -f f*"]))
+    run(sb.write_file("small.txt", "fits again"))  # freed space is usable again
+    assert run(sb.read_file("small.txt")) == "fits again"
+
+
+def test_open_files_capped_by_host_file_table(sandbox: BwrapSandboxEnvironment) -> None:
+    """issue 18.7: 256 processes x RLIMIT_NOFILE 20000 was twice the host's file table."""
+    file_max = int(Path("/proc/sys/fs/file-max").read_text())
+    limit = int(run(sandbox.exec(["sh", "-c", "ulimit -Hn"])).stdout)
+    assert limit * sandbox.config.max_processes <= file_max // 2, (limit, file_max)
+    assert limit == sandbox.open_files <= sandbox.config.max_open_files
+    opened = run(sandbox.exec(["python3", "-c", """
+import os
+fds = []
+try:
+    while True:
+        fds.append(os.open("/dev/null", os.O_RDONLY))
+except OSError as ex:
+    print(len(fds), ex.errno)
+"""]))  # fmt: skip
+    count, err = opened.stdout.split()
+    assert int(count) < limit and err == "24", opened  # EMFILE
+
+
+def test_special_files_refused_at_once(
+    make_sandbox: Callable[..., BwrapSandboxEnvironment],
+) -> None:
+    """issue 18.8: a FIFO at the path made read_file/write_file block up to the full timeout."""
+    sb = make_sandbox(BwrapConfig(timeout_s=20))
+    assert run(sb.exec(["sh", "-c", "mkfifo pipe /tmp/pipe && ln -s pipe link"])).success
+    for path in ("pipe", "/tmp/pipe", "link", "/dev/zero", "/dev/null"):
+        start = time.monotonic()
+        with pytest.raises(PermissionError, match="not a regular file") as read:
+            run(sb.read_file(path, text=False))
+        assert type(read.value).__name__ == "NotRegularFileError"
+        if path != "/dev/null":  # /dev/null is read-only for the write: /dev is not the sample's
+            with pytest.raises(PermissionError, match="not a regular file"):
+                run(sb.write_file(path, "data"))
+        assert time.monotonic() - start < 10, path
+    run(sb.write_file("plain.txt", "ok"))  # control: regular files still work
+    assert run(sb.read_file("plain.txt")) == "ok"

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -183,56 +179,3 @@ def test_clear_error_when_namespaces_forbidden(
         assert "sandbox=docker" in message
     finally:
         _probe._probe.cache_clear()
-
-
-def test_stale_samples_of_dead_harness_reaped(make_sandbox: Factory) -> None:
-    from sandboxes.bwrap._sandbox import _reap_stale_samples
-
-    live, stale = make_sandbox(), make_sandbox()
-    dead = subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True).stdout.strip()
-    owner = stale.root / "owner"
-    owner.write_text(owner.read_text().replace(f"{os.getpid()}\n", f"{dead}\n", 1))
-    assert _reap_stale_samples() >= 1
-    assert not stale.root.exists()
-    assert live.root.exists()  # a sample of a running harness is never touched
-    if stale.cgroup is not None:
-        assert not any(d.exists() for d in stale.cgroup.dirs)
-
-
-def test_ownerless_sample_folders_reaped_only_when_old(bwrap_ok: None) -> None:
-    """A harness killed between creating a sample folder and writing its owner file leaves a
-    folder nobody owns: removed once it is old, never while it may still be being created."""
-    from sandboxes.bwrap._sandbox import _ORPHAN_AGE_S, _PREFIX, _reap_stale_samples
-
-    old = Path(tempfile.mkdtemp(prefix=_PREFIX))
-    fresh = Path(tempfile.mkdtemp(prefix=_PREFIX))
-    try:
-        (old / "workspace").mkdir()
-        (old / "workspace" / "f.txt").write_text("x")
-        stale = time.time() - _ORPHAN_AGE_S - 60
-        os.utime(old, (stale, stale))
-        _reap_stale_samples()
-        assert not old.exists()
-        assert fresh.exists()
-    finally:
-        for d in (old, fresh):
-            if d.exists():
-                shutil.rmtree(d)
-
-
-def test_orphan_cgroups_reaped(bwrap_ok: None) -> None:
-    """A sample cgroup whose sample folder is gone (harness killed mid-cleanup) is removed."""
-    from sandboxes.bwrap._cgroup import create_sample_cgroup
-    from sandboxes.bwrap._sandbox import _reap_stale_samples
-
-    name = f"bwrap-sample-gone{os.getpid()}"
-    orphan = create_sample_cgroup(name, memory_mb=64, max_processes=8)
-    if orphan is None:
-        pytest.skip("cgroups are not usable here (needs root and writable memory/pids cgroups)")
-    try:
-        assert all(d.is_dir() for d in orphan.dirs)  # control: it exists before the reap
-        assert not Path(tempfile.gettempdir(), name).exists()
-        _reap_stale_samples()
-        assert not any(d.exists() for d in orphan.dirs)
-    finally:
-        orphan.remove()
