@@ -1,0 +1,5 @@
+"""docval: grounded document VQA (DocVAL): ANLS, mAP@[.50:.95], VAL; OCR and model baselines."""
+
+from tasks.docval.task import RUN_ALL_ARGS, docval
+
+__all__ = ["RUN_ALL_ARGS", "docval"]

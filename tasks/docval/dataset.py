@@ -1,0 +1,364 @@
+"""docval datasets → inspect Samples: rendered documents (bundled default), SROIE receipts, and
+DocVQA / MP-DocVQA question files with images on disk.
+
+One ``record_to_sample`` per source format. Every sample carries the same metadata:
+``source, doc_id, image`` (path), ``image_size, question, answers, gold_box`` (pixels, or None
+when the source has no boxes), ``gold_boxes`` (equally good alternatives, see ``sroie.py``),
+``gold_box_kind, field, split`` and ``gold_words`` (a JSON file of the source's own word boxes,
+used by ``ocr_engine=gold``; None when the source has none).
+
+Splits partition the documents: ``dev`` = every third document (index 0, 3, 6, …), ``test`` =
+the others, ``all`` = every document. The correction set (DocVAL phase B2) is built on ``dev``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from inspect_ai.dataset import Sample
+
+from harness.data import content_hash, data_path, text_hash
+from harness.paths import cache_dir
+from methods.docval.ocr import words_to_dicts
+from scorers.boxes import validate_box
+from tasks.docval.render import DEGRADATIONS, Degradation, RenderedDocument, render_document
+from tasks.docval.sroie import (
+    SROIE_QUESTIONS,
+    DatasetFormatError,
+    SroieDocument,
+    SroieLoad,
+    load_sroie,
+)
+
+__all__ = [
+    "DOCVQA_HOW_TO_GET",
+    "SROIE_HOW_TO_GET",
+    "DatasetFormatError",
+    "LoadedDataset",
+    "Split",
+    "docvqa_record_to_sample",
+    "in_split",
+    "load_docvqa",
+    "load_rendered",
+    "load_sroie_samples",
+    "rendered_record_to_sample",
+    "sroie_record_to_sample",
+]
+
+Split = Literal["all", "dev", "test"]
+SROIE_HOW_TO_GET = (
+    "copy img/, box/ and key/ of the ICDAR-2019 SROIE train set (e.g. zzzDavid/ICDAR-2019-SROIE "
+    "data/) into $HARNESS_DATA_DIR/sroie"
+)
+DOCVQA_HOW_TO_GET = (
+    "download DocVQA (SP: train_v1.0.json / val_v1.0.json with documents/) or MP-DocVQA "
+    "(qas/*.json with images/) from the RRC site and point docvqa_file= at the JSON file"
+)
+
+
+@dataclass
+class LoadedDataset:
+    samples: list[Sample]
+    source: str
+    hash: str
+    generated: bool
+    extra: dict[str, Any]
+
+
+def in_split(index: int, split: Split) -> bool:
+    """``dev`` = every third document, ``test`` = the others, ``all`` = every one."""
+    if split == "all":
+        return True
+    return (index % 3 == 0) == (split == "dev")
+
+
+def _metadata(
+    *,
+    source: str,
+    doc_id: str,
+    image: Path,
+    image_size: tuple[int, int],
+    question: str,
+    answers: list[str],
+    gold_box: Sequence[float] | None,
+    gold_boxes: Sequence[Sequence[float]] | None,
+    gold_box_kind: str,
+    field: str,
+    split: str,
+    gold_words: Path | None,
+    **extra: Any,
+) -> dict[str, Any]:
+    def r(box: Sequence[float]) -> list[float]:
+        return [round(float(v), 2) for v in box]
+
+    return {
+        "source": source,
+        "doc_id": doc_id,
+        "image": str(image),
+        "image_size": list(image_size),
+        "question": question,
+        "answers": answers,
+        "gold_box": None if gold_box is None else r(gold_box),
+        "gold_boxes": [r(b) for b in (gold_boxes or ([gold_box] if gold_box else []))],
+        "gold_box_kind": gold_box_kind,
+        "field": field,
+        "split": split,
+        "gold_words": None if gold_words is None else str(gold_words),
+        **extra,
+    }
+
+
+# --------------------------------------------------------------------------- rendered
+
+
+def rendered_record_to_sample(
+    doc: RenderedDocument, q_index: int, image: Path, words_file: Path, split: str
+) -> Sample:
+    """Question ``q_index`` of a rendered document (exact answer box from the renderer)."""
+    q = doc.questions[q_index]
+    return Sample(
+        id=f"rendered/{doc.doc_id}/{q_index}-{q.field}",
+        input=q.question,
+        target=q.answers,
+        metadata=_metadata(
+            source="rendered",
+            doc_id=doc.doc_id,
+            image=image,
+            image_size=doc.image.size,
+            question=q.question,
+            answers=q.answers,
+            gold_box=q.box,
+            gold_boxes=None,
+            gold_box_kind="words",
+            field=q.field,
+            split=split,
+            gold_words=words_file,
+            layout=doc.layout,
+            font=doc.font,
+            degradation=doc.degradation,
+            distractor=q.distractor,
+        ),
+    )
+
+
+def load_rendered(
+    n_docs: int,
+    *,
+    seed: int,
+    split: Split,
+    degradation: Degradation,
+    questions_per_doc: int,
+    out_root: Path | None = None,
+) -> LoadedDataset:
+    """Render ``n_docs`` documents (PNG + exact word boxes under the harness cache) and take
+    ``questions_per_doc`` questions of each (the layout's headline question first, the others
+    in seeded order)."""
+    if degradation not in DEGRADATIONS:
+        raise ValueError(f"degradation must be one of {DEGRADATIONS}, got {degradation!r}")
+    if n_docs < 1 or questions_per_doc < 1:
+        raise ValueError("n_docs and questions_per_doc must be at least 1")
+    root = (out_root or cache_dir() / "docval" / "rendered") / f"seed{seed}-{degradation}"
+    root.mkdir(parents=True, exist_ok=True)
+    samples: list[Sample] = []
+    manifest: list[str] = []
+    layouts: dict[str, int] = {}
+    for index in range(n_docs):
+        if not in_split(index, split):
+            continue
+        doc = render_document(index, seed=seed, split="docs", degradation=degradation)
+        image = root / f"{doc.doc_id}.png"
+        words_file = root / f"{doc.doc_id}.words.json"
+        png = doc.png_bytes()
+        if not image.is_file() or image.read_bytes() != png:
+            tmp = image.with_suffix(".png.tmp")
+            tmp.write_bytes(png)
+            tmp.replace(image)
+        words_json = json.dumps(words_to_dicts(doc.words))
+        if not words_file.is_file() or words_file.read_text() != words_json:
+            words_file.write_text(words_json)
+        manifest.append(f"{doc.doc_id}:{text_hash(png.hex())}:{text_hash(words_json)}")
+        layouts[doc.layout] = layouts.get(doc.layout, 0) + 1
+        order = list(range(1, len(doc.questions)))
+        random.Random(f"docval-questions:{seed}:{index}").shuffle(order)
+        split_name = "dev" if in_split(index, "dev") else "test"
+        for qi in [0, *order][:questions_per_doc]:
+            samples.append(rendered_record_to_sample(doc, qi, image, words_file, split_name))
+    return LoadedDataset(
+        samples,
+        f"generated: tasks.docval.render (seed={seed}, n_docs={n_docs}, degradation={degradation})",
+        text_hash("\n".join(manifest)),
+        True,
+        {"layouts": layouts},
+    )
+
+
+# --------------------------------------------------------------------------- SROIE
+
+
+def sroie_record_to_sample(doc: SroieDocument, field: str, split: str, words_file: Path) -> Sample:
+    match = doc.matches[field]
+    question = SROIE_QUESTIONS[field]
+    answer = doc.key[field]
+    return Sample(
+        id=f"sroie/{doc.doc_id}/{field}",
+        input=question,
+        target=[answer],
+        metadata=_metadata(
+            source="sroie",
+            doc_id=doc.doc_id,
+            image=doc.image,
+            image_size=doc.size,
+            question=question,
+            answers=[answer],
+            gold_box=match.box,
+            gold_boxes=match.alternatives or (match.box,),
+            gold_box_kind=match.kind,
+            field=field,
+            split=split,
+            gold_words=words_file,
+            match_similarity=round(match.similarity, 4),
+        ),
+    )
+
+
+def load_sroie_samples(split: Split, *, limit_docs: int | None = None) -> LoadedDataset:
+    root = data_path("sroie", how_to_get=SROIE_HOW_TO_GET)
+    loaded: SroieLoad = load_sroie(root)
+    words_root = cache_dir() / "docval" / "sroie_words"
+    words_root.mkdir(parents=True, exist_ok=True)
+    samples = []
+    docs = loaded.documents[:limit_docs] if limit_docs else loaded.documents
+    for index, doc in enumerate(docs):
+        if not in_split(index, split):
+            continue
+        words_file = words_root / f"{doc.doc_id}.json"
+        words_json = json.dumps(words_to_dicts(doc.words()))
+        if not words_file.is_file() or words_file.read_text() != words_json:
+            words_file.write_text(words_json)
+        split_name = "dev" if in_split(index, "dev") else "test"
+        for field in doc.matches:
+            samples.append(sroie_record_to_sample(doc, field, split_name, words_file))
+    return LoadedDataset(
+        samples,
+        "SROIE 2019 train receipts (zzzDavid/ICDAR-2019-SROIE 27be427) via HARNESS_DATA_DIR",
+        content_hash(root / "img", root / "box", root / "key"),
+        False,
+        {
+            "sroie_fields": loaded.n_fields,
+            "sroie_fields_matched": loaded.n_matched,
+            "sroie_unmatched": loaded.unmatched,
+        },
+    )
+
+
+# --------------------------------------------------------------------------- DocVQA
+
+
+def _decodable_size(path: Path, where: str) -> tuple[int, int]:
+    from PIL import Image, UnidentifiedImageError
+
+    if not path.is_file():
+        raise DatasetFormatError(f"{where}: image file {path} does not exist")
+    try:
+        with Image.open(path) as img:
+            img.verify()
+        with Image.open(path) as img:
+            return img.size
+    except (UnidentifiedImageError, OSError, SyntaxError) as exc:
+        raise DatasetFormatError(f"{where}: image {path} does not decode ({exc})") from exc
+
+
+def docvqa_record_to_sample(record: dict[str, Any], root: Path, source: Path, index: int) -> Sample:
+    """One DocVQA (SP: ``image``) or MP-DocVQA (``page_ids`` + ``answer_page_idx``, images in
+    ``images/<page_id>.jpg``) question. Answers must be a non-empty list of strings; an
+    ``answer_bbox`` ([x1, y1, x2, y2] pixels), when a file has one, becomes the gold box."""
+    qid = record.get("questionId", index)
+    where = f"{source} record {index} (questionId {qid})"
+    question = record.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise DatasetFormatError(f"{where}: field 'question' must be a non-empty string")
+    answers = record.get("answers")
+    if (
+        not isinstance(answers, list)
+        or not answers
+        or not all(isinstance(a, str) and a.strip() for a in answers)
+    ):
+        raise DatasetFormatError(
+            f"{where}: field 'answers' must be a non-empty list of non-empty strings, got {answers!r}"
+        )
+    if "image" in record:
+        image = root / str(record["image"])
+        doc_id = str(
+            record.get("docId", record.get("ucsf_document_id", Path(str(record["image"])).stem))
+        )
+    elif "page_ids" in record:
+        pages = record["page_ids"]
+        idx = record.get("answer_page_idx", 0)
+        if not isinstance(pages, list) or not isinstance(idx, int) or not 0 <= idx < len(pages):
+            raise DatasetFormatError(
+                f"{where}: 'answer_page_idx' {idx!r} does not index 'page_ids' {pages!r}"
+            )
+        image = root / "images" / f"{pages[idx]}.jpg"
+        doc_id = str(record.get("doc_id", pages[idx]))
+    else:
+        raise DatasetFormatError(f"{where}: neither 'image' (DocVQA) nor 'page_ids' (MP-DocVQA)")
+    size = _decodable_size(image, where)
+    box = record.get("answer_bbox")
+    if box is not None:
+        reason = validate_box(box, size)
+        if reason is not None:
+            raise DatasetFormatError(f"{where}: field 'answer_bbox': {reason}")
+    return Sample(
+        id=f"docvqa/{qid}",
+        input=question,
+        target=list(answers),
+        metadata=_metadata(
+            source="docvqa",
+            doc_id=doc_id,
+            image=image,
+            image_size=size,
+            question=question,
+            answers=list(answers),
+            gold_box=box,
+            gold_boxes=None,
+            gold_box_kind="given" if box is not None else "none",
+            field="generic",
+            split=str(record.get("data_split", "all")),
+            gold_words=None,
+        ),
+    )
+
+
+def load_docvqa(docvqa_file: str, split: Split, *, limit_docs: int | None = None) -> LoadedDataset:
+    """A DocVQA / MP-DocVQA JSON file (``{"data": [...]}`` or a bare list); images resolve
+    against the file's folder (relative paths are taken under ``HARNESS_DATA_DIR``)."""
+    path = Path(docvqa_file)
+    if not path.is_absolute():
+        path = data_path(docvqa_file, how_to_get=DOCVQA_HOW_TO_GET)
+    elif not path.is_file():
+        raise FileNotFoundError(f"DocVQA file {path} does not exist. {DOCVQA_HOW_TO_GET}")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DatasetFormatError(f"{path}: not valid JSON ({exc})") from exc
+    records = raw.get("data") if isinstance(raw, dict) else raw
+    if not isinstance(records, list):
+        raise DatasetFormatError(f"{path}: expected {{'data': [...]}} or a list of questions")
+    samples = []
+    doc_index: dict[str, int] = {}
+    for i, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise DatasetFormatError(f"{path} record {i}: expected an object, got {record!r}")
+        sample = docvqa_record_to_sample(record, path.parent, path, i)
+        doc = str(sample.metadata["doc_id"]) if sample.metadata else str(i)
+        index = doc_index.setdefault(doc, len(doc_index))
+        if limit_docs is not None and index >= limit_docs:
+            continue
+        if in_split(index, split):
+            samples.append(sample)
+    return LoadedDataset(samples, f"DocVQA JSON {path}", content_hash(path), False, {})
