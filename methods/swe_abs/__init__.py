@@ -1,0 +1,94 @@
+"""SWE-ABS (ICML 2026): adversarial strengthening of a benchmark's tests, as plain Python.
+
+Diff parsing (:mod:`.diff`), the gold patch's program slice (:mod:`.slicing`), operator mutants
+with mutmut's families (:mod:`.mutation`), SWE-bench and SWE-ABS grading (:mod:`.grading`),
+re-ranking (:mod:`.rerank`), the instance format (:mod:`.instance`), the sandbox workspace and
+the warm runner that executes inside it (:mod:`.workspace`, ``jail_runner.py``), the model roles'
+prompts (:mod:`.prompts`) and the per-instance pipeline (:mod:`.pipeline`). No inspect imports:
+the sandbox and the models come in as plain objects and callables.
+"""
+
+from methods.swe_abs.diff import (
+    FilePatch,
+    Hunk,
+    PatchError,
+    PatchProblem,
+    apply_patch,
+    check_patch,
+    make_patch,
+    parse_patch,
+)
+from methods.swe_abs.grading import abs_failures, flaky_tests, swebench_grade
+from methods.swe_abs.instance import (
+    Candidate,
+    DifferentialSpec,
+    Instance,
+    InstanceFormatError,
+    instance_from_record,
+    instance_to_record,
+)
+from methods.swe_abs.mutation import FAMILIES, Mutant, bytecode_equivalent, generate_mutants
+from methods.swe_abs.pipeline import (
+    CandidateVerdict,
+    InstanceOutcome,
+    PipelineConfig,
+    Roles,
+    Strengthener,
+    TextGen,
+)
+from methods.swe_abs.prompts import (
+    extract_diff,
+    extract_python,
+    parse_judge,
+    replace_functions,
+)
+from methods.swe_abs.rerank import Reranking, ordinal_ranks, rerank, sensitivity, spearman
+from methods.swe_abs.slicing import MustCover, analyse_source, coverage_rate, must_cover
+from methods.swe_abs.workspace import RunnerEnv, RunnerError, SandboxLike, Workspace
+
+__all__ = [
+    "FAMILIES",
+    "Candidate",
+    "CandidateVerdict",
+    "DifferentialSpec",
+    "FilePatch",
+    "Hunk",
+    "Instance",
+    "InstanceFormatError",
+    "InstanceOutcome",
+    "Mutant",
+    "MustCover",
+    "PatchError",
+    "PatchProblem",
+    "PipelineConfig",
+    "Reranking",
+    "Roles",
+    "RunnerEnv",
+    "RunnerError",
+    "SandboxLike",
+    "Strengthener",
+    "TextGen",
+    "Workspace",
+    "abs_failures",
+    "analyse_source",
+    "apply_patch",
+    "bytecode_equivalent",
+    "check_patch",
+    "coverage_rate",
+    "extract_diff",
+    "extract_python",
+    "flaky_tests",
+    "generate_mutants",
+    "instance_from_record",
+    "instance_to_record",
+    "make_patch",
+    "must_cover",
+    "ordinal_ranks",
+    "parse_judge",
+    "parse_patch",
+    "replace_functions",
+    "rerank",
+    "sensitivity",
+    "spearman",
+    "swebench_grade",
+]

@@ -1,0 +1,217 @@
+"""One instance's files inside a sandbox, and the jail runner driven through it.
+
+The sandbox is anything with inspect's ``SandboxEnvironment`` methods ``exec``, ``write_file``
+and ``read_file`` (structural typing: this package imports no inspect). Layout under the work
+dir: ``base/`` (the base commit's tree), ``repo/`` (base + gold patch + test patch: the tree the
+warm runner collects), ``cand-<n>/`` (fresh trees for untrusted candidates), ``runner.py``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from methods.swe_abs.diff import apply_patch
+from methods.swe_abs.instance import Instance
+
+RUNNER_SOURCE = (Path(__file__).resolve().parent / "jail_runner.py").read_text(encoding="utf-8")
+
+
+class ExecResultLike(Protocol):
+    @property
+    def returncode(self) -> int: ...
+    @property
+    def stdout(self) -> str: ...
+    @property
+    def stderr(self) -> str: ...
+
+
+class SandboxLike(Protocol):
+    async def exec(
+        self,
+        cmd: list[str],
+        input: str | bytes | None = None,  # noqa: A002 - inspect's name
+        cwd: str | None = None,
+        env: dict[str, str] = ...,
+        user: str | None = None,
+        timeout: int | None = None,
+    ) -> Any: ...
+
+    async def write_file(self, file: str, contents: str | bytes) -> None: ...
+
+    async def read_file(self, file: str, text: bool = True) -> Any: ...
+
+
+class RunnerError(RuntimeError):
+    """The jail runner itself failed (an infrastructure error, not a candidate's fault)."""
+
+
+@dataclass(frozen=True)
+class RunnerEnv:
+    """How commands run in the sandbox: its Python and the package folders on its path."""
+
+    python: str = "python3"
+    pythonpath: tuple[str, ...] = ()
+    workdir: str = "/workspace"
+    env: dict[str, str] = field(default_factory=dict)
+
+    def environment(self, extra: tuple[str, ...] = ()) -> dict[str, str]:
+        path = ":".join([*extra, *self.pythonpath])
+        out = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", **self.env}
+        if path:
+            out["PYTHONPATH"] = path
+        return out
+
+
+def _tar(files: Mapping[str, bytes], root: str) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path, data in sorted(files.items()):
+            info = tarfile.TarInfo(f"{root}/{path}")
+            info.size = len(data)
+            info.mode = 0o644
+            info.mtime = 0
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+class Workspace:
+    """An instance's trees in one sandbox; texts of the base tree are kept on the host so that
+    patches are applied (and judged malformed) here, without running anything."""
+
+    def __init__(
+        self,
+        box: SandboxLike,
+        instance: Instance,
+        base_files: Mapping[str, bytes],
+        env: RunnerEnv,
+    ) -> None:
+        self.box = box
+        self.instance = instance
+        self.base_files = dict(base_files)
+        self.env = env
+        self.texts: dict[str, str] = {}
+        for path, data in base_files.items():
+            if path.endswith((".py", ".txt", ".cfg", ".toml", ".ini", ".rst", ".md")):
+                try:
+                    self.texts[path] = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    pass
+        self.gold_changes = {
+            p: t for p, t in apply_patch(self.texts, instance.patch).items() if t is not None
+        }
+        gold_texts = {**self.texts, **self.gold_changes}
+        self.test_changes = (
+            {p: t for p, t in apply_patch(gold_texts, instance.test_patch).items() if t is not None}
+            if instance.test_patch.strip()
+            else {}
+        )
+        self.gold_texts = {**gold_texts, **self.test_changes}
+        self.commands = 0
+        self.timings: list[tuple[str, int, float, dict[str, Any]]] = []
+        self.exec_seconds = 0.0
+        self._fresh = 0
+
+    @property
+    def root(self) -> str:
+        return self.env.workdir
+
+    def path(self, *parts: str) -> str:
+        return "/".join([self.root, *parts])
+
+    def sys_path(self, tree: str) -> tuple[str, ...]:
+        return tuple(
+            self.path(tree) if p in ("", ".") else self.path(tree, p)
+            for p in self.instance.sys_path
+        )
+
+    async def run(self, cmd: list[str], *, timeout: int, cwd: str | None = None) -> Any:
+        started = time.monotonic()
+        try:
+            return await self.box.exec(
+                cmd, cwd=cwd or self.root, env=self.env.environment(), timeout=timeout
+            )
+        finally:
+            self.commands += 1
+            self.exec_seconds += time.monotonic() - started
+
+    async def prepare(self) -> None:
+        """base/ and repo/ (gold tree) in the sandbox, and the runner script."""
+        await self.box.write_file(self.path("base.tar"), _tar(self.base_files, "base"))
+        await self.run(["rm", "-rf", "base", "repo"], timeout=120)
+        res = await self.run(["tar", "xf", "base.tar"], timeout=120)
+        if res.returncode != 0:
+            raise RunnerError(f"swe_abs: cannot unpack the base tree: {res.stderr[-500:]}")
+        res = await self.run(["cp", "-a", "base", "repo"], timeout=120)
+        if res.returncode != 0:
+            raise RunnerError(f"swe_abs: cannot copy the base tree: {res.stderr[-500:]}")
+        for path, text in {**self.gold_changes, **self.test_changes}.items():
+            await self.box.write_file(self.path("repo", path), text)
+        await self.box.write_file(self.path("runner.py"), RUNNER_SOURCE)
+
+    async def write_tree_files(self, tree: str, files: Mapping[str, str | None]) -> None:
+        for path, text in files.items():
+            if text is None:
+                await self.run(["rm", "-f", self.path(tree, path)], timeout=30)
+            else:
+                await self.box.write_file(self.path(tree, path), text)
+
+    async def fresh_tree(self, files: Mapping[str, str | None]) -> str:
+        """A copy of base/ with ``files`` written over it; returns the tree's folder name."""
+        self._fresh += 1
+        name = f"cand-{self._fresh}"
+        res = await self.run(["cp", "-a", "base", name], timeout=120)
+        if res.returncode != 0:
+            raise RunnerError(f"swe_abs: cannot copy the base tree: {res.stderr[-500:]}")
+        await self.write_tree_files(name, files)
+        return name
+
+    async def run_plan(
+        self,
+        tree: str,
+        test_files: list[str],
+        target_files: list[str],
+        jobs: list[dict[str, Any]],
+        *,
+        timeout: int,
+    ) -> dict[str, Any]:
+        """Run the jail runner on ``tree`` with ``jobs``; raises TimeoutError when the whole
+        exec overruns (the sandbox kills it), RunnerError when the runner itself broke."""
+        started = time.monotonic()
+        tag = f"{tree}-{self.commands}"
+        result_path = self.path(f"result-{tag}.json")
+        plan: dict[str, Any] = {
+            "repo": self.path(tree),
+            "sys_path": list(self.sys_path(tree)),
+            "test_files": test_files,
+            "target_files": target_files,
+            "pytest_args": ["--tb=native", "-W", "ignore::DeprecationWarning"],
+            "jobs": jobs,
+            "result_path": result_path,
+        }
+        await self.box.write_file(self.path(f"plan-{tag}.json"), json.dumps(plan))
+        res = await self.run(
+            [self.env.python, self.path("runner.py"), self.path(f"plan-{tag}.json")],
+            timeout=timeout,
+        )
+        if res.returncode != 0:
+            raise RunnerError(
+                f"swe_abs: the jail runner failed (exit {res.returncode}): "
+                f"{(res.stderr or res.stdout)[-1500:]}"
+            )
+        try:
+            text = await self.box.read_file(result_path)
+        except FileNotFoundError as exc:
+            raise RunnerError(f"swe_abs: the jail runner wrote no result ({exc})") from None
+        result: dict[str, Any] = json.loads(text)
+        self.timings.append(
+            (tree, len(jobs), round(time.monotonic() - started, 2),
+             {k: v.get("seconds") for k, v in result.get("jobs", {}).items()})
+        )  # fmt: skip
+        return result

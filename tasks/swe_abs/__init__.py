@@ -1,0 +1,5 @@
+"""swe_abs: SWE-ABS adversarial test-suite strengthening and re-evaluation of candidate patches."""
+
+from tasks.swe_abs.task import RUN_ALL_ARGS, swe_abs
+
+__all__ = ["RUN_ALL_ARGS", "swe_abs"]

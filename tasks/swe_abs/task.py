@@ -1,0 +1,222 @@
+"""`swe_abs`: SWE-ABS adversarial test-suite strengthening (ICML 2026) on SWE-bench-format
+instances: slice the gold patch, generate coverage-driven and mutant-killing tests, keep those
+that pass on gold and fail on a mutant, and re-evaluate every candidate patch — including the
+model under test's own — under the original and the strengthened tests.
+
+    harness eval task=swe_abs                                  # model solves + model-free strengthening
+    harness eval task=swe_abs solver=none tests_from=model_free  # no model at all
+    harness eval task=swe_abs tests_from=both mutants_from=both role.judge=<spec>
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+from typing import Any, Literal
+
+from inspect_ai import Task, task
+from inspect_ai.util import SandboxEnvironmentSpec
+
+from harness.data import content_hash
+from harness.records import task_metadata
+from methods.swe_abs import PipelineConfig
+from tasks.swe_abs.dataset import BUNDLED, instance_to_sample, load_instances, project_of
+from tasks.swe_abs.fetch import require_site, sdist_archive
+from tasks.swe_abs.scorer import swe_abs_scorer
+from tasks.swe_abs.solver import swe_abs_solver
+
+TASK_VERSION = "1.0.0"
+_REPO = Path(__file__).resolve().parents[2]
+
+TestsFrom = Literal["model_free", "model", "both", "none"]
+MutantsFrom = Literal["operators", "model", "both"]
+
+DEVIATIONS = [
+    "offline_instances: 33 instances on pinned sdists (six, inflection, toolz, tabulate, "
+    "python-slugify, boltons; flask's pallets__flask-5014 rebuilt on the Flask 2.3.0 sdist), "
+    "not SWE-bench Verified's 500 Docker images; 32 of them have hand-written bugs whose fix is "
+    "the sdist's own function",
+    "python_ast_slice: the slice is computed on Python's ast (def/use per statement, "
+    "flow-insensitive within its region) instead of tree-sitter",
+    "coverage_py: slice coverage from coverage.py with one context per test; import-time lines "
+    "(def/class headers, module-level code) count as executed, as in the paper's trace run",
+    "warm_runner: tests run in one warm pytest process per sandbox command, each variant in a "
+    "forked child with the changed functions' code swapped in (untrusted model patches run in "
+    "a fresh tree and process instead)",
+    "candidates_hand_written: the leaderboard's 30 agents' patches are replaced by hand-written "
+    "candidates per instance (>= 1 correct re-implementation, >= 2 wrong) and the model under "
+    "test's own patch",
+]
+
+
+def _site_tar(site: Path) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        tar.add(str(site), arcname="swe_abs_site")
+    return buf.getvalue()
+
+
+def _sandbox_spec(kind: str, site: Path, memory_mb: int) -> Any:
+    if kind == "bwrap":
+        from sandboxes.bwrap import BwrapConfig
+
+        return SandboxEnvironmentSpec(
+            "bwrap",
+            BwrapConfig(
+                ro_binds=[str(site)], memory_mb=memory_mb, max_processes=256, timeout_s=1800
+            ),  # fmt: skip
+        )
+    if kind == "docker":
+        compose = _REPO / "sandboxes" / "docker" / "compose.yaml"
+        return ("docker", str(compose)) if compose.exists() else "docker"
+    return "local"
+
+
+@task
+def swe_abs(
+    instances: str | None = None,
+    projects: str | None = None,
+    dataset_file: str | None = None,
+    solver: Literal["model", "none"] = "model",
+    tests_from: TestsFrom = "model_free",
+    mutants_from: MutantsFrom = "operators",
+    mutate_scope: Literal["hunks", "changed", "slice"] = "hunks",
+    max_mutants: int = 40,
+    model_mutants: int = 2,
+    judge_repeats: int = 1,
+    retries: int = 3,
+    solver_attempts: int = 1,
+    flaky_reruns: int = 3,
+    differential_examples: int = 200,
+    explore_examples: int = 150,
+    explore_tests: int = 10,
+    max_tokens: int = 1024,
+    sandbox: Literal["bwrap", "docker", "local"] = "bwrap",
+    memory_mb: int = 2048,
+    sample_time_limit: int = 3600,
+    seed: int = 0,
+) -> Task:
+    """SWE-ABS strengthening and re-evaluation over SWE-bench-format instances.
+
+    Args:
+        instances: comma-separated instance ids (default: all).
+        projects: comma-separated projects (toolz, six, inflection, tabulate, python-slugify,
+            boltons, flask).
+        dataset_file: a SWE-bench-format JSON/JSONL file instead of the bundled instances.
+        solver: model (the model under test writes a patch, graded before/after) or none.
+        tests_from: new tests from the model-free generators (differential + explore), the
+            model (tester role), both, or none (mutants and re-grading only).
+        mutants_from: operator mutants of the patched hunks, model-written (judged), or both.
+        mutate_scope: where operator mutants go: the gold hunks (paper), the changed lines, the slice.
+        max_mutants: operator mutants per instance (a seeded sample beyond this).
+        model_mutants: model-written mutants per instance (paper: 2).
+        judge_repeats: equivalence-judge verdicts per model mutant (paper: 3).
+        retries: tries per phase of the model test writer (paper: 3).
+        solver_attempts: the solver's tries (feedback: malformed patch, the existing tests).
+        flaky_reruns: gold runs of the new suite; a test whose status varies is flaky, excluded.
+        differential_examples: Hypothesis examples per surviving mutant.
+        explore_examples: Hypothesis examples of the characterisation search.
+        explore_tests: characterisation tests kept per instance.
+        max_tokens: generation cap of every model call.
+        sandbox: bwrap (default), docker or local (no isolation; debugging only).
+        memory_mb: the sandbox's memory limit.
+        sample_time_limit: seconds per instance.
+        seed: seeds the mutant sample.
+    """
+    source = Path(dataset_file) if dataset_file else BUNDLED
+    loaded = load_instances(source)
+    if instances:
+        wanted = [i.strip() for i in instances.split(",") if i.strip()]
+        unknown = sorted(set(wanted) - {i.instance_id for i in loaded})
+        if unknown:
+            raise ValueError(f"swe_abs: unknown instance ids {unknown} in {source}")
+        loaded = [i for i in loaded if i.instance_id in wanted]
+    if projects:
+        names = {p.strip().lower() for p in projects.split(",") if p.strip()}
+        loaded = [i for i in loaded if project_of(i) in names]
+    if not dataset_file:
+        for req in sorted({i.base_commit.removeprefix("sdist:") for i in loaded}):
+            sdist_archive(req)  # fails at once, naming the set-up step, when not fetched
+    site = require_site()
+    config = PipelineConfig(
+        mutate_scope=mutate_scope,
+        max_mutants=max_mutants,
+        tests_from=frozenset(
+            {
+                "model_free": {"differential", "explore"},
+                "model": {"model"},
+                "none": set(),
+                "both": {"differential", "explore", "model"},
+            }[tests_from]  # fmt: skip
+        ),
+        mutants_from=frozenset(
+            {"operators": {"operators"}, "model": {"model"}, "both": {"operators", "model"}}[
+                mutants_from
+            ]
+        ),
+        model_mutants=model_mutants,
+        judge_repeats=judge_repeats,
+        retries=retries,
+        differential_examples=differential_examples,
+        explore_examples=explore_examples,
+        explore_tests=explore_tests,
+        flaky_reruns=flaky_reruns,
+        seed=seed,
+    )
+    deviations = list(DEVIATIONS)
+    if tests_from in ("model_free", "both"):
+        deviations.append(
+            "model_free_tests: besides (or instead of) the model test writer, tests come from "
+            "Hypothesis: characterisation tests of the gold patch (stage 1) and the first "
+            "disagreement with a surviving mutant (stage 3), each input domain hand-written per instance"
+        )
+    if mutants_from == "operators":
+        deviations.append(
+            "operator_mutants: mutants are mutmut-family operator mutants of the gold hunks, not LLM-written"
+        )
+    if judge_repeats != 3 and mutants_from != "operators":
+        deviations.append(f"judge_repeats={judge_repeats} (paper: 3 per judge model)")
+    dataset = [instance_to_sample(i) for i in loaded]
+    return Task(
+        dataset=dataset,
+        solver=swe_abs_solver(
+            {i.instance_id: i for i in loaded},
+            config,
+            solve=solver == "model",
+            solver_attempts=solver_attempts,
+            model_roles=tests_from in ("model", "both") or mutants_from in ("model", "both"),
+            max_tokens=max_tokens,
+            site=str(site),
+            provision="bind" if sandbox == "bwrap" else "copy",
+            site_tar=None if sandbox == "bwrap" else _site_tar(site),
+        ),
+        scorer=swe_abs_scorer(),
+        sandbox=_sandbox_spec(sandbox, site, memory_mb),
+        time_limit=sample_time_limit,
+        version=TASK_VERSION,
+        metadata=task_metadata(
+            dataset_source=str(source.relative_to(_REPO)) if source == BUNDLED else str(source),
+            dataset_hash=content_hash(source),
+            deviations=deviations,
+            generated=False,
+            instances=len(loaded),
+            solver=solver,
+            tests_from=tests_from,
+            mutants_from=mutants_from,
+            sandbox=sandbox,
+        ),
+    )
+
+
+# `make run`: two instances, the embedded model solves them (one attempt, short replies), the
+# strengthening is model-free (≤ 60 s on 2 cores).
+RUN_ALL_ARGS: dict[str, Any] = {
+    "instances": "pytoolz__toolz-interpose-empty,pytoolz__toolz-update_in-default",
+    "solver": "model",
+    "tests_from": "model_free",
+    "max_tokens": 256,
+    "explore_examples": 80,
+    "differential_examples": 80,
+    "flaky_reruns": 2,
+}
