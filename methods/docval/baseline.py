@@ -279,9 +279,10 @@ def _label_value(
                     below = _line_below(lines, label_box)
                     value = _value_after(below, 0, kind) if below is not None else None
                 if value is not None:
-                    how = f"label {label!r} on line {line.text!r}; value on the {where}"
-                    if where == "line":
-                        how = f"label {label!r} on line {line.text!r}; value to its right"
+                    place = {"line": "to its right", "row": "on the same row"}.get(
+                        where, "on the next line"
+                    )
+                    how = f"label {label!r} on line {line.text!r}; value {place}"
                     break
             if value is not None:
                 found.append((value[0], value[1], how))
