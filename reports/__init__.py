@@ -5,7 +5,8 @@
 """
 
 from ._build import ReportResult, build_report
-from ._leaderboard import Cell, Comparison, Leaderboard, Row, build_leaderboard
+from ._compare import Comparison
+from ._leaderboard import Cell, Leaderboard, Row, build_leaderboard
 from ._reference import ReferenceRow, ReferenceTable, load_reference, parse_reference
 from ._runs import Run, SkippedLog, read_runs, select_runs
 from ._schema import (

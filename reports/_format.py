@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ._leaderboard import Cell, Comparison
+from ._compare import Comparison
+from ._leaderboard import Cell
 from ._schema import MetricSpec
 
 DASH = "—"

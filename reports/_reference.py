@@ -1,7 +1,10 @@
-"""The papers' reference numbers: ``tasks/<name>/reference.yaml``, read as data.
+"""The papers' reference numbers: ``tasks/<name>/reference.yaml``, read as data, and matched to
+leaderboard rows.
 
 The file is found next to the task package without importing it (``importlib.util.find_spec``
-locates the ``tasks`` package directory; a checkout's ``tasks/`` folder is the fallback).
+locates the ``tasks`` package directory; a checkout's ``tasks/`` folder is the fallback). A paper
+number sits beside a row when the method, the dataset (the row's part, else its task arguments)
+and the metric agree.
 """
 
 from __future__ import annotations
@@ -10,11 +13,19 @@ import importlib.util
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ._runs import fmt_arg
+
+if TYPE_CHECKING:
+    from ._leaderboard import Cell, Leaderboard, Row
+    from ._schema import MetricSpec
+
 _REPO_TASKS = Path(__file__).resolve().parent.parent / "tasks"
+# Task-argument names that select a dataset (reference rows are matched against their values).
+_DATASET_ARG_HINTS = ("dataset", "subset")
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,15 @@ class ReferenceTable:
     path: str
     rows: list[ReferenceRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ReferenceMatch:
+    ref: ReferenceRow
+    metric_id: str | None
+    value: float  # in our units
+    ours: list[tuple[str, Cell]]  # (row label, cell)
+    note: str = ""
 
 
 def task_dirs() -> list[Path]:
@@ -121,4 +141,85 @@ def load_reference(task: str, dirs: list[Path] | None = None) -> ReferenceTable 
                 table.notes.append(f"{path}: unreadable ({type(exc).__name__}: {exc}); ignored")
                 return table
             return parse_reference(data, task, str(path))
+    return None
+
+
+# ------------------------------------------------------------------ matching rows
+
+
+def _norm(s: str | None) -> str:
+    return (s or "").strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def match_reference(lb: Leaderboard) -> None:
+    """Pair each paper number with the rows that measure the same method, dataset and metric."""
+    ref = lb.reference
+    if ref is None:
+        return
+    by_name: dict[str, MetricSpec] = {}
+    for m in lb.metrics:
+        by_name.setdefault(_norm(m.reference_metric or m.id), m)
+        by_name.setdefault(_norm(m.metric_name), m)
+    for r in ref.rows:
+        metric = by_name.get(_norm(r.metric))
+        value, note = r.value, ""
+        if metric is None:
+            note = f"metric '{r.metric}' not on this leaderboard"
+        elif metric.format == "percent" and not r.scaled and 1.0 < value <= 100.0:
+            value /= 100.0
+            note = "paper value read as a percentage (no 'scale' in reference.yaml)"
+        ours: list[tuple[str, Cell]] = []
+        if metric is not None:
+            for row in lb.rows:
+                if not row_matches_ref(row, r):
+                    continue
+                cell = row.cells.get(metric.id)
+                if cell is not None and cell.present:
+                    ours.append((row.label, cell))
+        lb.reference_matches.append(
+            ReferenceMatch(
+                ref=r, metric_id=metric.id if metric else None, value=value, ours=ours, note=note
+            )
+        )
+
+
+def _is_dataset_arg(name: str) -> bool:
+    low = name.lower()
+    return any(hint in low for hint in _DATASET_ARG_HINTS)
+
+
+def row_has_dataset(row: Row, dataset: str) -> bool:
+    """Whether ``row`` measures the paper's ``dataset`` (by its part, else its task arguments)."""
+    want = _norm(dataset)
+    if row.is_slice:
+        return _norm(row.part) == want
+    parts = {_norm(p) for p in row.run_parts}
+    if len(parts) > 1 and want in parts:
+        # The pooled row mixes this dataset with others; the part row carries its number.
+        return False
+    if len(parts) == 1 and want in parts:
+        return True
+    args = row.run.task_args
+    values = {_norm(fmt_arg(v)) for v in args.values()}
+    if want in values:
+        return True
+    # A run without any dataset-like argument cannot contradict the paper's dataset; one with
+    # such an argument set to something else (e.g. subset=both) does.
+    return not any(_is_dataset_arg(k) for k in args)
+
+
+def row_matches_ref(row: Row, ref: ReferenceRow) -> bool:
+    if ref.method and _norm(row.method) != _norm(ref.method):
+        return False
+    if ref.dataset:
+        return row_has_dataset(row, ref.dataset)
+    # A number for the paper's whole setting belongs beside whole runs, not beside a part.
+    return not row.is_slice
+
+
+def reference_for_row(lb: Leaderboard, row: Row, metric: MetricSpec) -> ReferenceMatch | None:
+    """The first reference number for this row's method and ``metric`` (for the table column)."""
+    for m in lb.reference_matches:
+        if m.metric_id == metric.id and row_matches_ref(row, m.ref):
+            return m
     return None

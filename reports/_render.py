@@ -20,8 +20,9 @@ from ._format import (
     fmt_p,
     fmt_value,
 )
-from ._leaderboard import Leaderboard, Row, reference_for_row
+from ._leaderboard import Leaderboard, Row
 from ._plots import Plot
+from ._reference import reference_for_row
 from ._runs import Run, SkippedLog
 
 SELECTION_RULE = (
@@ -145,6 +146,8 @@ def board_view(lb: Leaderboard, plots: list[Plot]) -> dict[str, Any]:
     footnotes = [f"[{i}] {text}" for text, i in sorted(notes.items(), key=lambda kv: kv[1])]
     row_notes = [f"{r.label}: {n}" for r in lb.rows for n in r.notes]
     ref_notes = lb.reference.notes if lb.reference is not None else []
+    # Method notes: how each metric is defined where the schema says (e.g. FPR@95's convention).
+    metric_notes = [f"{m.display}: {m.description}" for m in lb.metrics if m.description]
     return {
         "task": lb.task,
         "title": lb.schema.title,
@@ -161,7 +164,7 @@ def board_view(lb: Leaderboard, plots: list[Plot]) -> dict[str, Any]:
         "comparisons": comparisons,
         "reference": ref_view,
         "plots": plots,
-        "notes": footnotes + row_notes + lb.notes + list(ref_notes),
+        "notes": metric_notes + footnotes + row_notes + lb.notes + list(ref_notes),
     }
 
 

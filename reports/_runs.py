@@ -4,6 +4,12 @@ Rule (stated in the report): per (task, model, model roles, task arguments) the 
 status is ``success``** is used. Every other log is listed as skipped with the reason: superseded
 by a newer complete run, unfinished (``started``), cancelled, failed (``error``), or unreadable.
 Only headers are read here (``read_eval_log(header_only=True)``).
+
+"Latest" is ordered by the run's start (``eval.created``), then its end (``stats.completed_at``),
+then when its log file was last written, then the path. inspect stamps both times to the
+second, so two runs of one configuration inside one second tie on both; the file's modification
+time (nanoseconds) then says which finished writing last. The path alone (inspect names logs
+``<created>_<task>_<random id>``) would pick at random.
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ class Run:
     eval_id: str
     total_samples: int
     completed_samples: int
+    completed: str = ""  # stats.completed_at ("" while unfinished)
+    modified_ns: int = 0  # the log file's modification time
     # "<score name>/<metric name>" -> value
     metrics: dict[str, float] = field(default_factory=dict)
     scorers: list[str] = field(default_factory=list)
@@ -59,6 +67,13 @@ class Run:
     @property
     def name(self) -> str:
         return Path(self.path).name
+
+
+def fmt_arg(value: Any) -> str:
+    """A task argument as text (lists joined by commas): row settings, parts, dataset matching."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
 
 
 def task_short_name(task: str) -> str:
@@ -105,6 +120,7 @@ def run_from_header(path: str, log: EvalLog) -> Run:
         status=str(log.status),
         created=str(log.eval.created),
         eval_id=str(log.eval.eval_id),
+        completed=str(getattr(log.stats, "completed_at", "") or ""),
         total_samples=int(log.results.total_samples) if log.results else 0,
         completed_samples=int(log.results.completed_samples) if log.results else 0,
         metrics=metrics,
@@ -144,7 +160,9 @@ def read_runs(log_dir: Path) -> tuple[list[Run], list[SkippedLog]]:
             )
             continue
         try:
-            runs.append(run_from_header(rel, log))
+            run = run_from_header(rel, log)
+            run.modified_ns = path.stat().st_mtime_ns
+            runs.append(run)
         except Exception as exc:  # noqa: BLE001
             skipped.append(
                 SkippedLog(rel, None, None, f"malformed log header ({type(exc).__name__}: {exc})")
@@ -159,6 +177,11 @@ _STATUS_REASON = {
 }
 
 
+def _recency(run: Run) -> tuple[str, str, int, str]:
+    """Sort key for "latest" (module docstring): start, end, file write time, path."""
+    return (run.created, run.completed, run.modified_ns, run.path)
+
+
 def select_runs(runs: list[Run]) -> tuple[list[Run], list[SkippedLog]]:
     """Latest ``success`` run per (task, model, model roles, task arguments); the rest skipped."""
     by_key: dict[tuple[str, str, str, str], list[Run]] = {}
@@ -167,7 +190,7 @@ def select_runs(runs: list[Run]) -> tuple[list[Run], list[SkippedLog]]:
     selected: list[Run] = []
     skipped: list[SkippedLog] = []
     for group in by_key.values():
-        group.sort(key=lambda r: (r.created, r.path), reverse=True)
+        group.sort(key=_recency, reverse=True)
         complete = [r for r in group if r.status == "success"]
         chosen = complete[0] if complete else None
         if chosen is not None:

@@ -15,6 +15,8 @@ from typing import Any
 
 from inspect_ai.log import read_eval_log_sample_summaries
 
+from scorers.stats import sample_order_key
+
 _MISSING = object()
 _STRING_VALUES = {
     "c": 1.0,
@@ -39,9 +41,12 @@ class SampleRow:
     metadata: dict[str, Any] = field(default_factory=dict)
     target: Any = None
     id: Any = None
+    epoch: int = 1
 
 
 def read_sample_rows(log_path: Path) -> list[SampleRow]:
+    """The log's samples, ordered by id (``scorers.stats.sample_order_key``) then epoch: the
+    order the eval's metrics resample in, whatever order the samples finished in."""
     rows = []
     for s in read_eval_log_sample_summaries(str(log_path)):
         scores = {}
@@ -61,8 +66,10 @@ def read_sample_rows(log_path: Path) -> list[SampleRow]:
                 metadata=dict(s.metadata or {}),
                 target=s.target,
                 id=s.id,
+                epoch=int(s.epoch),
             )
         )
+    rows.sort(key=lambda r: (sample_order_key(r.id), r.epoch))
     return rows
 
 

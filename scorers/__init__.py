@@ -1,23 +1,32 @@
-"""Reusable scorers and metrics."""
+"""Reusable scorers and metrics.
 
-from scorers.detection import (
-    ConfidenceInterval,
+:mod:`scorers.stats` is the pure statistics core (AUROC/AUPR/FPR@TPR kernels, the one
+:class:`Interval` type, bootstrap, Wilson, paired tests, Holm) shared by the eval metrics and the
+report; :mod:`scorers.detection` and :mod:`scorers.localisation` hold inspect ``@metric``s on it.
+"""
+
+from scorers.stats import (
+    Interval,
     MetricUndefined,
     aupr,
     auroc,
-    bootstrap_ci,
-    detection_metrics,
+    bootstrap_mean_ci,
+    bootstrap_statistic_ci,
+    detection_interval,
     detection_summary,
     fpr_at_tpr,
+    wilson_ci,
 )
 
 __all__ = [
-    "ConfidenceInterval",
+    "Interval",
     "MetricUndefined",
     "aupr",
     "auroc",
-    "bootstrap_ci",
-    "detection_metrics",
+    "bootstrap_mean_ci",
+    "bootstrap_statistic_ci",
+    "detection_interval",
     "detection_summary",
     "fpr_at_tpr",
+    "wilson_ci",
 ]

@@ -16,7 +16,6 @@ are in the sample metadata (`mistake_agent`, `mistake_step`).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from inspect_ai.scorer import (
@@ -31,16 +30,10 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
-from scorers.intervals import wilson_ci
+from scorers.agents import agent_key
+from scorers.stats import wilson_ci
 
-_ROLE_SUFFIX = re.compile(r"\s*\(.*\)\s*$")
-_NON_ALNUM = re.compile(r"[^0-9a-z]+")
 LOCALISATION_KEY = "localisation"
-
-
-def agent_key(name: str | None) -> str:
-    """Comparison key: "Orchestrator (thought)" -> "orchestrator", "Web_Surfer" -> "websurfer"."""
-    return _NON_ALNUM.sub("", _ROLE_SUFFIX.sub("", name or "").lower())
 
 
 def step_correct(pred: int | None, gold: int, tolerance: int = 0) -> bool:

@@ -6,21 +6,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from scorers.agents import agent_key  # one definition, shared with the localisation scorer
+
 # Magentic-One logs name a turn "Orchestrator (thought)", "Orchestrator (-> WebSurfer)"...;
 # the gold `mistake_agent` names the agent only ("Orchestrator"), so the suffix is not identity.
 _ROLE_SUFFIX = re.compile(r"\s*\(.*\)\s*$")
-_NON_ALNUM = re.compile(r"[^0-9a-z]+")
-
-
-def agent_key(name: str) -> str:
-    """Comparison key for an agent name: role suffix dropped, case and punctuation ignored.
-
-    "Orchestrator (thought)" -> "orchestrator"; "Verification_Expert" -> "verificationexpert";
-    "WebSurfer" == "Web Surfer". Who&When compares names with a substring test, which lets
-    "Expert" match every "*_Expert"; we compare whole normalised names instead.
-    """
-    base = _ROLE_SUFFIX.sub("", name or "")
-    return _NON_ALNUM.sub("", base.lower())
 
 
 def agent_base(name: str) -> str:

@@ -69,7 +69,8 @@ def lm_factory_for(lm: str, model_name: Callable[[], str]) -> LMFactory:
 
         if lm == "model_under_test":
             handle = whitebox_for_model(model_name())
-            return copy.deepcopy(handle.model), handle.tokenizer
+            # float32 for training: the shared handle may run in bf16, where updates vanish.
+            return copy.deepcopy(handle.model).float(), handle.tokenizer
         handle = WhiteBoxLM.load(lm)
         return handle.model, handle.tokenizer
 

@@ -25,7 +25,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState
 
 from methods.dispat import F1Threshold, f1_at_contamination, seed_summary
-from scorers.detection import MetricUndefined, aupr, auroc
+from scorers.stats import MetricUndefined, aupr, auroc
 
 METRICS = ("auroc", "aupr", "f1")
 STATE_KEY = "dispat"

@@ -13,7 +13,8 @@ import dataclasses
 import pytest
 
 from reports import Run, load_reference, load_schema
-from reports._leaderboard import Row, _match_reference, _row_has_dataset, reference_for_row
+from reports._leaderboard import Row
+from reports._reference import match_reference, reference_for_row, row_has_dataset
 
 M = "scripted/gpt-toy"
 ALG, HAND = "algorithm_generated", "hand_crafted"
@@ -166,7 +167,7 @@ def test_packaged_reference_never_lands_on_a_pooled_row(correct_report):
     real = load_reference("correct")
     assert real is not None and any(r.dataset == HAND for r in real.rows)
     lb2 = dataclasses.replace(lb, reference=real, reference_matches=[])
-    _match_reference(lb2)
+    match_reference(lb2)
     matched = [(m.ref.dataset, label) for m in lb2.reference_matches for label, _ in m.ours]
     assert matched  # the per-subset numbers of all_at_once, step_by_step, random, binary_search
     for dataset, label in matched:
@@ -190,12 +191,12 @@ def _row_with_args(**task_args) -> Row:
 
 
 def test_subset_arguments_are_dataset_like():
-    assert not _row_has_dataset(_row_with_args(method="m", subset="both"), HAND)
-    assert _row_has_dataset(_row_with_args(method="m", subset=HAND), HAND)
-    assert not _row_has_dataset(_row_with_args(eval_subset="x"), HAND)
-    assert not _row_has_dataset(_row_with_args(dataset_name="gsm8k"), HAND)
+    assert not row_has_dataset(_row_with_args(method="m", subset="both"), HAND)
+    assert row_has_dataset(_row_with_args(method="m", subset=HAND), HAND)
+    assert not row_has_dataset(_row_with_args(eval_subset="x"), HAND)
+    assert not row_has_dataset(_row_with_args(dataset_name="gsm8k"), HAND)
     # No dataset-like argument: nothing contradicts the paper's dataset.
-    assert _row_has_dataset(_row_with_args(method="m"), HAND)
+    assert row_has_dataset(_row_with_args(method="m"), HAND)
 
 
 def test_rendered_outputs_show_the_part(correct_report):

@@ -46,7 +46,9 @@ def test_gsm8k_data_end_to_end(data_dir, embedded_dir) -> None:
 def test_teacher_forced_features_match_generation(embedded_dir) -> None:
     from harness.models import WhiteBoxLM
 
-    lm = WhiteBoxLM.shared("default")
+    # float32: in bf16 the cached (generation) and uncached (teacher-forced) paths round
+    # differently, and features differ by up to ~2 % of their scale though tokens agree.
+    lm = WhiteBoxLM.shared("default", dtype="float32")
     prompt = lm.chat_prompt("What is 7 times 6?\nEnd your reply with 'The answer is N'.")
     gen = lm.generate([prompt], 16, record=True, batch_size=1)[0]
     trace, _ = _teacher_forced_trace(lm, prompt, gen.text)

@@ -113,12 +113,12 @@ QUESTIONS = {  # question line -> (answer the model gives, correct?)
 }
 
 
-def _task_args(tmp_path) -> dict[str, Any]:
+def _task_args(tmp_path, questions: dict[str, tuple[str, bool]] = QUESTIONS) -> dict[str, Any]:
     import json
 
     recs = [
         {"question": q + "\nignored", "answer": "#### " + str(eval(q[8:-1].replace("times", "*")))}
-        for q in QUESTIONS
+        for q in questions
     ]
     path = tmp_path / "gsm.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in recs))
@@ -218,12 +218,37 @@ def test_empty_answer_is_a_scored_failure_not_a_crash(tmp_path, fake) -> None:
 def test_task_argument_errors(tmp_path) -> None:
     with pytest.raises(ValueError, match="unknown detector 'knn'"):
         ood_hallucination(detectors="nci,knn")
-    with pytest.raises(ValueError, match="aggregation"):
-        ood_hallucination(aggregation="max")
     with pytest.raises(ValueError, match="duplicates"):
         ood_hallucination(detectors="nci,nci")
-    with pytest.raises(ValueError, match="features"):
-        ood_hallucination(features="sampled")
+
+
+def test_choice_parameters_are_literals_the_cli_checks() -> None:
+    """Choices are ``Literal`` types (the CLI refuses others, naming them), equal to what the
+    dataset, detector and solver modules accept; no hand-written checks in the task."""
+    import inspect
+    import typing
+
+    from harness.config import ConfigError, build_eval_config
+    from harness.discovery import TaskEntry
+    from tasks.ood_hallucination.dataset import DATASETS
+
+    fn = inspect.unwrap(ood_hallucination)
+    hints = typing.get_type_hints(fn)
+    assert typing.get_args(hints["dataset"]) == DATASETS
+    assert typing.get_args(hints["aggregation"]) == ("mean", "min", "last_k")
+    assert typing.get_args(hints["features"]) == ("generate", "teacher_forced", "greybox")
+    style, none = typing.get_args(hints["prompt_style"])  # Literal[...] | None
+    assert typing.get_args(style) == ("cot", "short") and none is type(None)
+    tasks = {"ood_hallucination": TaskEntry.from_function("ood_hallucination", fn)}
+    for bad in ("aggregation=max", "features=sampled", "dataset=mmlu", "prompt_style=long"):
+        with pytest.raises(ConfigError, match=bad.split("=")[0]):
+            build_eval_config(["task=ood_hallucination", bad], tasks, all_tasks=list(tasks))
+    _, args, _ = build_eval_config(
+        ["task=ood_hallucination", "aggregation=last_k", "features=greybox"],
+        tasks,
+        all_tasks=list(tasks),
+    )
+    assert args["ood_hallucination"] == {"aggregation": "last_k", "features": "greybox"}
 
 
 def test_run_all_args_are_small_and_valid() -> None:
@@ -233,8 +258,14 @@ def test_run_all_args_are_small_and_valid() -> None:
 
 
 def _greybox_output(text: str, chosen: list[float], tops: list[list[float]] | None):
-    from inspect_ai.model import ChatMessageAssistant, ModelOutput
-    from inspect_ai.model._model_output import ChatCompletionChoice, Logprob, Logprobs, TopLogprob
+    from inspect_ai.model import (
+        ChatCompletionChoice,
+        ChatMessageAssistant,
+        Logprob,
+        Logprobs,
+        ModelOutput,
+        TopLogprob,
+    )
 
     content = [
         Logprob(
@@ -304,3 +335,45 @@ def test_end_to_end_greybox_from_scripted_logprobs(tmp_path) -> None:
     assert log.results.scores[0].metrics["msp/n_missing"].value == 1.0
     with pytest.raises(ValueError, match="greybox supports only"):
         ood_hallucination(features="greybox", detectors="nci")
+
+
+def test_report_cells_equal_the_logged_detection_metrics(tmp_path, fake) -> None:
+    """One statistics core: the report's AUROC/AUPR cells (value and bootstrap bounds, computed
+    from the per-sample scores with the packaged leaderboard schema) equal the values the eval's
+    metric logged, when the report uses the eval's n_boot and seed."""
+    from reports import build_report
+
+    # Twelve questions, half answered wrong, so that the intervals are not degenerate.
+    questions = {
+        f"What is {a} times {b}?": (f"The answer is {a * b + (a + b) % 2}.", (a + b) % 2 == 0)
+        for a in range(1, 4)
+        for b in range(6, 10)
+    }
+    fake.answers.update({q: a for q, (a, _) in questions.items()})
+    log_dir = tmp_path / "logs"
+    args = {**_task_args(tmp_path, questions), "n_boot": 300, "seed": 5}
+    [log] = inspect_eval(
+        ood_hallucination(**args),
+        model=get_model("scripted/unused", reply="x"),
+        display="none",
+        log_dir=str(log_dir),
+    )
+    assert log.status == "success", log.error
+    logged = {k: v.value for k, v in log.results.scores[0].metrics.items()}
+    result = build_report(log_dir, tmp_path / "out", n_boot=300, seed=5)
+    [board] = [lb for lb in result.leaderboards if lb.task == "ood_hallucination"]
+    rows = {row.method: row for row in board.rows}
+    assert set(rows) >= {"nci", "fdbd@5", "perplexity"}
+    for det, row in rows.items():
+        for metric in ("auroc", "aupr"):
+            cell = row.cells[metric]
+            assert cell.interval == "bootstrap" and cell.n == 12
+            assert (cell.value, cell.low, cell.high) == (
+                logged[f"{det}/{metric}"],
+                logged[f"{det}/{metric}_lo"],
+                logged[f"{det}/{metric}_hi"],
+            ), (det, metric)
+            assert cell.note == ""  # no "per-sample estimate differs" note
+    # The report states the FPR@95 convention in its method notes.
+    text = result.markdown.read_text()
+    assert "FPR@95%TPR: FPR at the first threshold" in text and "pytorch-ood" in text

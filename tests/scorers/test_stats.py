@@ -1,22 +1,40 @@
-"""scorers.intervals against scipy and hand-computed cases."""
+"""scorers.stats (the statistics core) against scikit-learn, scipy, pytorch-ood's convention and
+hand-computed cases: detection kernels, intervals, paired tests, Holm."""
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 from scipy import stats
+from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
 
-from scorers.intervals import (
+from scorers.stats import (
+    Interval,
+    MetricUndefined,
+    aupr,
+    aupr_rows,
+    auroc,
+    auroc_rows,
     bootstrap_mean_ci,
     bootstrap_statistic_ci,
+    detection_interval,
+    detection_summary,
+    fpr_at_tpr,
+    fpr_at_tpr_rows,
     holm_adjust,
     mcnemar,
     paired_bootstrap_diff,
     paired_bootstrap_statistic_diff,
     wilson_ci,
 )
+
+
+def _ci(iv: Interval) -> tuple[float, float, float]:
+    return (iv.estimate, iv.low, iv.high)
+
 
 # ---------------------------------------------------------------- bootstrap_mean_ci
 
@@ -58,11 +76,11 @@ def test_bootstrap_mean_level_widens_interval():
 
 def test_bootstrap_mean_edge_cases():
     empty = bootstrap_mean_ci([])
-    assert all(math.isnan(v) for v in empty)
+    assert all(math.isnan(v) for v in _ci(empty)) and empty.method == ""
     one = bootstrap_mean_ci([0.7])
     assert one.estimate == 0.7 and math.isnan(one.low) and math.isnan(one.high)
-    same = bootstrap_mean_ci([2.0] * 10)
-    assert same == (2.0, 2.0, 2.0)
+    same = bootstrap_mean_ci([2.0] * 10, n_boot=50)
+    assert _ci(same) == (2.0, 2.0, 2.0) and (same.method, same.n_boot) == ("bootstrap", 50)
 
 
 def test_bootstrap_mean_rejects_nonfinite_and_bad_level():
@@ -116,12 +134,15 @@ def test_bootstrap_statistic_auroc_drops_one_class_resamples():
     assert ci.estimate == 1.0
     # Perfect separation in every two-class resample: the interval is [1, 1].
     assert ci.low == 1.0 and ci.high == 1.0
+    # (3/4)^4 + (1/4)^4 of resamples are one-class: ~32 % dropped and counted.
+    assert 100 < ci.n_skipped < 160 and ci.n_boot == 400
 
 
 def test_bootstrap_statistic_all_undefined_gives_nan_interval():
     ci = bootstrap_statistic_ci(lambda idx: float("nan"), 5, n_boot=10)
     assert math.isnan(ci.estimate) and math.isnan(ci.low)
-    assert all(math.isnan(v) for v in bootstrap_statistic_ci(lambda idx: 1.0, 0))
+    assert all(math.isnan(v) for v in _ci(bootstrap_statistic_ci(lambda idx: 1.0, 0)))
+    assert ci.n_skipped == 0  # the estimate itself is undefined: no resampling at all
 
 
 # ---------------------------------------------------------------- wilson_ci
@@ -149,7 +170,8 @@ def test_wilson_hand_computed():
 
 
 def test_wilson_edge_cases():
-    assert all(math.isnan(v) for v in wilson_ci(0, 0))
+    assert all(math.isnan(v) for v in _ci(wilson_ci(0, 0)))
+    assert wilson_ci(3, 10).method == "Wilson"
     assert wilson_ci(0, 5).low == 0.0
     assert wilson_ci(5, 5).high == 1.0
     with pytest.raises(ValueError, match="k <= n"):
@@ -285,7 +307,7 @@ def test_vectorized_statistic_gives_identical_interval():
     vector = bootstrap_statistic_ci(
         lambda m: x[m].mean(axis=1), 30, n_boot=200, seed=4, vectorized=True
     )
-    assert scalar == pytest.approx(vector)
+    assert _ci(scalar) == pytest.approx(_ci(vector))
     d1 = paired_bootstrap_statistic_diff(
         lambda i: x[i].mean(), lambda i: x[i].min(), 30, n_boot=100, seed=1
     )
@@ -298,3 +320,191 @@ def test_vectorized_statistic_gives_identical_interval():
         vectorized=True,
     )
     assert d1 == pytest.approx(d2)
+
+
+# ---------------------------------------------------------------- detection kernels
+
+
+def _sk_fpr_at_tpr(y: np.ndarray, s: np.ndarray, tpr: float = 0.95) -> float:
+    fpr, tprs, _ = roc_curve(y, s, drop_intermediate=False)
+    return float(fpr[np.searchsorted(tprs, tpr - 1e-12, side="left")])
+
+
+def _random_case(rng: np.random.Generator, n: int, tied: bool):
+    y = rng.integers(0, 2, n)
+    y[0], y[1] = 0, 1  # both classes present
+    s = rng.integers(0, 4, n).astype(float) if tied else rng.normal(size=n) + 0.7 * y
+    return y, s
+
+
+@pytest.mark.parametrize("tied", [False, True])
+@pytest.mark.parametrize("seed", range(15))
+def test_matches_sklearn(seed: int, tied: bool) -> None:
+    rng = np.random.default_rng(seed)
+    y, s = _random_case(rng, int(rng.integers(2, 300)), tied)
+    assert auroc(y, s) == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+    assert aupr(y, s) == pytest.approx(average_precision_score(y, s), abs=1e-12)
+    for tpr in (0.5, 0.95, 1.0):
+        assert fpr_at_tpr(y, s, tpr) == pytest.approx(_sk_fpr_at_tpr(y, s, tpr), abs=1e-12)
+
+
+def test_hand_computed() -> None:
+    y = [0, 0, 1, 1]
+    s = [0.1, 0.4, 0.35, 0.8]
+    # pairs (pos, neg): (0.35>0.1) (0.35<0.4) (0.8>0.1) (0.8>0.4) -> 3/4
+    assert auroc(y, s) == 0.75
+    # ranked 0.8(+) 0.4(-) 0.35(+) 0.1(-): AP = 0.5*1 + 0.5*(2/3)
+    assert aupr(y, s) == pytest.approx(0.5 + 1 / 3)
+    # TPR 1.0 first reached at threshold 0.35 with one negative above -> FPR 0.5
+    assert fpr_at_tpr(y, s, 0.95) == 0.5
+    # all tied: AUROC 0.5, AP = prevalence, FPR@95 = 1
+    assert auroc([0, 1, 1], [2, 2, 2]) == 0.5
+    assert aupr([0, 1, 1], [2, 2, 2]) == pytest.approx(2 / 3)
+    assert fpr_at_tpr([0, 1, 1], [2, 2, 2]) == 1.0
+    # perfect and inverted
+    assert auroc([0, 1], [0, 1]) == 1.0 and auroc([0, 1], [1, 0]) == 0.0
+    assert fpr_at_tpr([0, 0, 1, 1], [0, 1, 2, 3]) == 0.0
+
+
+def test_fpr95_convention_all_thresholds_not_the_thinned_curve() -> None:
+    """Tied (positive, negative) pairs make a diagonal run of ROC points; scikit-learn's default
+    curve drops its middle points, so reading it at the first TPR ≥ 0.95 (OpenOOD's reading)
+    lands later than the first threshold that reaches 0.95 (ours and pytorch-ood's)."""
+    # 18 positives on top, then 4 tie blocks of one positive + one negative, then 20 negatives:
+    # ROC points (fp, tp) = (0, 18), (1, 19), (2, 20), (3, 21), (4, 22), (5, 22), ...
+    y = np.r_[np.ones(18), np.tile([1, 0], 4), np.zeros(20)].astype(int)
+    s = np.r_[
+        np.arange(100.0, 82.0, -1.0), np.repeat([50.0, 49.0, 48.0, 47.0], 2), -np.arange(20.0)
+    ]
+    n_neg = int((1 - y).sum())  # 24; 22 positives: TPR ≥ 0.95 first at tp = 21, fp = 3
+    assert fpr_at_tpr(y, s) == pytest.approx(3 / n_neg)
+    fpr_all, tpr_all, _ = roc_curve(y, s, drop_intermediate=False)
+    assert fpr_at_tpr(y, s) == fpr_all[np.argmax(tpr_all >= 0.95)]
+    fpr_thin, tpr_thin, _ = roc_curve(y, s)  # default: drop_intermediate=True
+    assert fpr_thin[np.argmax(tpr_thin >= 0.95)] == pytest.approx(4 / n_neg)  # overstated
+
+
+def test_fpr95_matches_pytorch_ood_reading_on_random_cases() -> None:
+    """pytorch-ood's ``fpr_at_tpr``: ROC over all distinct thresholds (torchmetrics' binary_roc),
+    ``searchsorted(tpr, 0.95)``; written out here in numpy."""
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        y, s = _random_case(rng, int(rng.integers(2, 120)), bool(rng.integers(0, 2)))
+        order = np.argsort(-s, kind="mergesort")
+        ys, ss = y[order], s[order]
+        ends = np.r_[np.flatnonzero(np.diff(ss)), ys.size - 1]
+        tpr = np.r_[0.0, np.cumsum(ys)[ends] / ys.sum()]
+        fpr = np.r_[0.0, np.cumsum(1 - ys)[ends] / (1 - ys).sum()]
+        i = min(int(np.searchsorted(tpr, 0.95)), fpr.size - 1)
+        assert fpr_at_tpr(y, s) == pytest.approx(fpr[i], abs=1e-12)
+
+
+@pytest.mark.parametrize("fn", [auroc, aupr, fpr_at_tpr])
+@pytest.mark.parametrize("labels", [[1, 1, 1], [0, 0], []])
+def test_one_class_or_empty_is_nan_with_reason(fn, labels) -> None:
+    with pytest.warns(MetricUndefined, match="undefined: (only the|no samples)"):
+        v = fn(labels, [0.5] * len(labels))
+    assert np.isnan(v)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_nonfinite_scores_rejected(bad) -> None:
+    with pytest.raises(ValueError, match="finite.*index 1"):
+        auroc([0, 1, 1], [0.1, bad, 0.3])
+
+
+def test_bad_labels_and_shapes_rejected() -> None:
+    with pytest.raises(ValueError, match="0/1 or bool.*index 2"):
+        auroc([0, 1, 2], [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="differ in length"):
+        auroc([0, 1], [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="numeric"):
+        aupr([0, 1], ["a", "b"])
+    with pytest.raises(ValueError, match="tpr"):
+        fpr_at_tpr([0, 1], [0, 1], tpr=0.0)
+    with pytest.raises(ValueError, match="unknown detection metric"):
+        detection_interval("f1", [0, 1], [0, 1])  # type: ignore[arg-type]
+
+
+def test_bool_labels_accepted() -> None:
+    assert auroc(np.array([False, True]), [0.0, 1.0]) == 1.0
+
+
+def test_row_kernels_match_sklearn_per_row_with_ties() -> None:
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, (60, 15))
+    s = rng.integers(0, 4, (60, 15)).astype(float)
+    got = {"auroc": auroc_rows(y, s), "aupr": aupr_rows(y, s), "fpr": fpr_at_tpr_rows(y, s)}
+    for row, (a, b) in enumerate(zip(y, s, strict=True)):
+        if a.min() == a.max():
+            assert all(np.isnan(v[row]) for v in got.values())
+            continue
+        assert got["auroc"][row] == pytest.approx(roc_auc_score(a, b))
+        assert got["aupr"][row] == pytest.approx(average_precision_score(a, b))
+        assert got["fpr"][row] == pytest.approx(_sk_fpr_at_tpr(a, b))
+
+
+# ---------------------------------------------------------------- detection intervals
+
+
+def test_detection_interval_brackets_and_is_a_percentile_bootstrap() -> None:
+    rng = np.random.default_rng(1)
+    y, s = _random_case(rng, 200, tied=False)
+    ci = detection_interval("auroc", y, s, n_boot=300, seed=3)
+    assert ci.low < auroc(y, s) == ci.estimate < ci.high and 0.0 <= ci.low and ci.high <= 1.0
+    assert detection_interval("auroc", y, s, n_boot=300, seed=3) == ci
+    assert detection_interval("auroc", y, s, n_boot=300, seed=4) != ci
+    # Against a direct re-implementation of the resampling with scikit-learn.
+    r = np.random.default_rng(3)
+    vals = [roc_auc_score(y[idx], s[idx]) for idx in r.integers(0, y.size, (300, y.size))]
+    assert (ci.low, ci.high) == pytest.approx(tuple(np.quantile(vals, [0.025, 0.975])))
+    assert (ci.n_skipped, ci.n_boot, ci.method) == (0, 300, "bootstrap")
+
+
+def test_detection_interval_counts_skipped_one_class_resamples() -> None:
+    # one positive in 10: P(resample has no positive) = 0.9**10 ≈ 0.35
+    y = np.array([1] + [0] * 9)
+    s = np.arange(10.0)
+    ci = detection_interval("auroc", y, s, n_boot=400, seed=0)
+    assert 80 < ci.n_skipped < 200
+    strat = detection_interval("auroc", y, s, n_boot=400, seed=0, stratified=True)
+    assert strat.n_skipped == 0
+
+
+def test_detection_interval_one_class_input() -> None:
+    with pytest.warns(MetricUndefined, match="only the positive class"):
+        ci = detection_interval("aupr", [1, 1], [0.2, 0.3], n_boot=10)
+    assert all(np.isnan(v) for v in _ci(ci)) and ci.n_skipped == 10
+
+
+def test_detection_summary_keys_and_values() -> None:
+    y, s = [0, 1, 0, 1, 1], [0.1, 0.9, 0.3, 0.2, 0.8]
+    out = detection_summary(y, s, n_boot=50)
+    assert out["auroc"] == pytest.approx(roc_auc_score(y, s))
+    assert {"aupr_lo", "aupr_hi", "fpr95", "fpr95_lo", "n", "n_pos", "boot_skipped"} <= set(out)
+    assert out["n"] == 5 and out["n_pos"] == 3
+    for m in ("auroc", "aupr", "fpr95"):
+        ci = detection_interval(m, y, s, n_boot=50)  # type: ignore[arg-type]
+        assert (out[m], out[f"{m}_lo"], out[f"{m}_hi"]) == _ci(ci)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        detection_summary([1, 1], [0.1, 0.2], n_boot=5)
+    assert sum(issubclass(w.category, MetricUndefined) for w in caught) == 1
+
+
+def test_intervals_import_path_is_the_core() -> None:
+    import scorers.intervals as old_path
+    import scorers.stats as core
+
+    for name in old_path.__all__:
+        assert getattr(old_path, name) is getattr(core, name)
+
+
+def test_sample_order_key_is_natural_and_total() -> None:
+    from scorers.stats import sample_order_key
+
+    ids = ["gen-0-10", "gen-0-2", "gen-0-1", 12, 3, "b", "a-2", "a-10", None]
+    ordered = sorted(ids, key=sample_order_key)
+    assert ordered[:2] == [3, 12]
+    assert ordered.index("gen-0-1") < ordered.index("gen-0-2") < ordered.index("gen-0-10")
+    assert ordered.index("a-2") < ordered.index("a-10") < ordered.index("b")
