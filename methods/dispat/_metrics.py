@@ -1,6 +1,6 @@
 """Thresholded metric and seed aggregation for the anomaly-detection leaderboard.
 
-AUROC and AUPR come from ``scorers.detection`` (scikit-learn-exact); this module adds F1 at the
+AUROC and AUPR come from ``scorers.stats`` (scikit-learn-exact); this module adds F1 at the
 contamination threshold and the mean/interval over seeds.
 """
 

@@ -15,6 +15,8 @@ classes, enough normal rows to split):
 
 from __future__ import annotations
 
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,8 +134,12 @@ def load_npz(path: str | Path, name: str | None = None) -> TabularDataset:
             X, y = data["X"], data["y"]
     except DatasetFormatError:
         raise
-    except (OSError, ValueError) as exc:
-        raise DatasetFormatError(f"{path}: not a readable .npz file ({exc})") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        # A truncated or corrupted archive fails inside zipfile/zlib (BadZipFile, "Error -3 while
+        # decompressing data", a CRC mismatch, EOF), none of which names the file.
+        raise DatasetFormatError(
+            f"{path}: not a readable .npz file ({type(exc).__name__}: {exc})"
+        ) from None
     X, y = validate_arrays(X, y, str(path))
     return TabularDataset(name or path.stem, X, y, str(path), content_hash(path))
 

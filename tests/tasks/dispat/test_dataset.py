@@ -80,6 +80,28 @@ def test_malformed_npz_names_the_file_and_problem(tmp_path, arrays, message):
     assert str(path) in str(info.value)
 
 
+@pytest.mark.parametrize("damage", ["truncated", "corrupted", "compressed_corrupted"])
+def test_truncated_or_corrupt_npz_names_the_file(tmp_path, damage):
+    """Damage inside the zip (a cut file, flipped bytes in a stored or deflated member) fails
+    in zipfile/zlib with BadZipFile, a CRC error or "Error -3 while decompressing data"; the
+    error must still name the file."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(200, 5)), np.r_[np.zeros(190), np.ones(10)]
+    good = tmp_path / "good.npz"
+    (np.savez_compressed if damage == "compressed_corrupted" else np.savez)(good, X=X, y=y)
+    raw = bytearray(good.read_bytes())
+    if damage == "truncated":
+        raw = raw[: len(raw) // 2]
+    else:
+        for i in range(300, 700):  # inside the first member's data, past its local header
+            raw[i] ^= 0x5A
+    path = tmp_path / f"{damage}.npz"
+    path.write_bytes(bytes(raw))
+    with pytest.raises(DatasetFormatError, match="not a readable .npz file") as info:
+        load_npz(path)
+    assert str(path) in str(info.value)
+
+
 def test_malformed_mat_and_csv(tmp_path):
     savemat(tmp_path / "bad.mat", {"X": np.zeros((3, 2))})
     with pytest.raises(DatasetFormatError, match="'X' and 'y'"):
