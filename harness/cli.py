@@ -249,12 +249,13 @@ def cmd_serve(args: list[str]) -> int:
         port=values.get("port"),
         host=values.get("host", "127.0.0.1"),
         max_model_len=values.get("max_model_len", 4096),
-        dtype=values.get("dtype", "bfloat16"),
-        enforce_eager=values.get("enforce_eager", True),
+        dtype=values.get("dtype", "auto"),
+        enforce_eager=values.get("enforce_eager"),
     )
     console.print(f"[green]ready[/green] in {server.startup_s:.0f} s")
     console.print(f"base_url: {server.base_url}")
     console.print(f"model:    {served}")
+    console.print(f"dtype:    {server.settings['dtype']['reason']}")
     console.print(
         f"use:      harness eval model=vllm/{served} …  (with VLLM_BASE_URL={server.base_url})"
     )
@@ -314,12 +315,16 @@ def cmd_run_all(args: list[str]) -> int:
     # Per-task limits differ, so run tasks one at a time (one model server for all of them).
     started = time.monotonic()
     outcomes = []
+    task_seconds: dict[str, float] = {}
     with ModelServers() as servers:
         for n in names:
             per_task = dict(registry.tasks[n].run_all_args)
             config.task, config.limit = [n], per_task.pop("limit", None)
             console.rule(f"{n} (limit={config.limit}, args={per_task})")
+            task_started = time.monotonic()
             outcomes.append(run_eval(config, registry.tasks, {n: per_task}, servers))
+            task_seconds[n] = time.monotonic() - task_started
+        serving = servers.serving_metadata()
     summaries = [s for o in outcomes for s in o.summaries]
     from harness.eval import EvalOutcome
 
@@ -327,6 +332,7 @@ def cmd_run_all(args: list[str]) -> int:
         EvalOutcome(all(o.success for o in outcomes), summaries, str(Path(log_dir).resolve())),
         time.monotonic() - started,
     )
+    _print_task_times(task_seconds, serving)
     from reports import build_report
 
     out_dir = Path(options.get("out", "reports-out"))
@@ -334,6 +340,20 @@ def cmd_run_all(args: list[str]) -> int:
     _print_report_result(result)
     console.print(f"[green]report written to {out_dir.resolve()}[/green]")
     return 0 if all(s.status == "success" for s in summaries) else 1
+
+
+def _print_task_times(task_seconds: dict[str, float], serving: dict[str, Any]) -> None:
+    """`make run`'s per-task wall time (the first task also pays the model server's start)."""
+    table = Table(title="time per task")
+    table.add_column("task")
+    table.add_column("seconds", justify="right")
+    for name, seconds in task_seconds.items():
+        table.add_row(name, f"{seconds:.0f}")
+    table.add_row("total", f"{sum(task_seconds.values()):.0f}")
+    console.print(table)
+    for model, info in serving.items():
+        started = f", server started in {info['startup_s']:.0f} s" if "startup_s" in info else ""
+        console.print(f"{model}: {info.get('backend')}{started}; {info['dtype']['reason']}")
 
 
 if __name__ == "__main__":

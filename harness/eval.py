@@ -75,7 +75,7 @@ def run_eval(
             fail_on_error=config.fail_on_error,
             display=config.display,
             log_dir_allow_dirty=True,
-            metadata=_run_metadata(config),
+            metadata={**_run_metadata(config), "harness_serving": servers.serving_metadata()},
             **generate,
         )
     return EvalOutcome(

