@@ -647,6 +647,32 @@ def _shape(value: Any) -> tuple[Any, ...]:
     return (type(value).__name__, min(n, 2))
 
 
+def _select(
+    found: list[tuple[set[Any], set[Any], dict[str, Any]]], limit: int
+) -> list[dict[str, Any]]:
+    """Greedy choice of at most ``limit`` tests: first those reaching slice lines no test
+    covered yet (the coverage-driven stage), then, one at a time, the test that adds the most
+    not yet covered features (lines executed, each argument's class, each pair of argument
+    classes, the outcome's class); ties go to the earlier (simpler) example."""
+    chosen: list[dict[str, Any]] = []
+    lines_done: set[Any] = set()
+    feats_done: set[Any] = set()
+    pool = list(found)
+    while pool and len(chosen) < limit:
+
+        def gain(item: tuple[set[Any], set[Any], dict[str, Any]]) -> tuple[int, int]:
+            return (len(item[0] - lines_done), len(item[1] - feats_done))
+
+        best = max(range(len(pool)), key=lambda i: (gain(pool[i]), -i))
+        if gain(pool[best]) == (0, 0):
+            break
+        fresh, feats, test = pool.pop(best)
+        lines_done |= fresh
+        feats_done |= feats
+        chosen.append(test)
+    return chosen
+
+
 def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
     """Characterisation tests of the reference: Hypothesis inputs, each kept when it brings a
     new (slice lines executed, input classes, outcome class) combination, up to ``max_tests``;
@@ -665,9 +691,8 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
         os.path.join(runner.repo, p): set(lines) for p, lines in job.get("lines", {}).items()
     }
     hit: set[tuple[str, int]] = set()
-    kept: list[tuple[int, dict[str, Any]]] = []
+    kept: list[tuple[set[Any], set[Any], dict[str, Any]]] = []
     seen_keys: set[Any] = set()
-    newly: set[tuple[str, int]] = set()
 
     def tracer(frame: Any, _event: str, _arg: Any) -> Any:
         path = frame.f_code.co_filename
@@ -703,28 +728,29 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
         if key in seen_keys:
             return
         seen_keys.add(key)
-        fresh = {(p, ln) for p, ln in lines if ln in uncovered.get(p, ()) and (p, ln) not in newly}
+        fresh = {(p, ln) for p, ln in lines if ln in uncovered.get(p, ())}
         name = f"{job.get('test_name', 'test_explore')}_{len(seen_keys)}"
         test = _emit_test(spec, kwargs, out, name)
-        if test is not None:
-            newly.update(fresh)
-            kept.append(
-                (
-                    0 if fresh else 1,
-                    {
-                        "test": test,
-                        "lines": sorted({ln for _, ln in lines}),
-                        "new_lines": sorted({ln for _, ln in fresh}),
-                    },
-                )
-            )
+        if test is None:
+            return
+        shapes = sorted((k, _shape(v)) for k, v in kwargs.items())
+        features = {("lines", lines), ("out", out[0], repr(result_class))}
+        features |= {("in", k, repr(v)) for k, v in shapes}
+        features |= {
+            ("pair", a[0], repr(a[1]), b[0], repr(b[1]))
+            for i, a in enumerate(shapes)
+            for b in shapes[i + 1 :]
+        }
+        kept.append(
+            (fresh, features, {"test": test, "lines": sorted({ln for _, ln in lines}),
+                               "new_lines": sorted({ln for _, ln in fresh})})
+        )  # fmt: skip
 
     try:
         probe()
     except Exception as exc:  # noqa: BLE001
         return {"error": f"{type(exc).__name__}: {exc}"[:500], "tests": []}
-    kept.sort(key=lambda x: x[0])  # stable: coverage-new inputs first, then discovery order
-    tests = [t for _, t in kept[:max_tests]]
+    tests = _select(kept, max_tests)
     covered = {}
     for p in targets:
         rel = os.path.relpath(p, runner.repo)

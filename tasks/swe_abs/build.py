@@ -40,15 +40,16 @@ from tasks.swe_abs.sdist_tree import sdist_digest, sdist_files
 HERE = Path(__file__).resolve().parent
 SPEC_DIR = HERE / "specs"
 OUT = HERE / "data" / "instances.jsonl"
+EQUIVALENCE_EXAMPLES = 3000
 
 
 class SpecError(ValueError):
     pass
 
 
-def remove_functions(source: str, names: list[str]) -> tuple[str, list[str]]:
-    """Drop module-level test functions or class methods named in ``names`` ("test_x" or
-    "TestClass.test_x"); returns (new source, names removed)."""
+def resolve_names(source: str, names: list[str]) -> list[str]:
+    """Test names with inherited methods resolved to the class that defines them
+    ("TestSub.test_x" → "TestBase.test_x" when TestSub inherits it)."""
     tree = ast.parse(source)
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
 
@@ -65,14 +66,21 @@ def remove_functions(source: str, names: list[str]) -> tuple[str, list[str]]:
                     return found
         return None
 
-    wanted = set()
+    out = set()
     for name in names:
         if "." in name:
             cls, _, method = name.partition(".")
-            wanted.add(f"{defining(cls, method) or cls}.{method}")
+            out.add(f"{defining(cls, method) or cls}.{method}")
         else:
-            wanted.add(name)
-    names = sorted(wanted)
+            out.add(name)
+    return sorted(out)
+
+
+def remove_functions(source: str, names: list[str]) -> tuple[str, list[str]]:
+    """Drop module-level test functions or class methods named in ``names`` ("test_x" or
+    "TestClass.test_x", inherited methods resolved); returns (new source, names removed)."""
+    tree = ast.parse(source)
+    names = resolve_names(source, names)
     spans: list[tuple[int, int, str]] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in names:
@@ -101,7 +109,12 @@ def function_of(nodeid: str) -> str:
 
 
 async def _run_tests(
-    files: dict[str, bytes], sys_path: list[str], test_files: list[str], variants: dict[str, Any]
+    files: dict[str, bytes],
+    sys_path: list[str],
+    test_files: list[str],
+    variants: dict[str, Any],
+    spec: dict[str, Any] | None = None,
+    equivalence: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     from sandboxes.bwrap import BwrapConfig, BwrapSandboxEnvironment
 
@@ -118,6 +131,18 @@ async def _run_tests(
         jobs += [
             {"id": k, "kind": "tests", "variant": v, "timeout": 300, "details": True}
             for k, v in variants.items()
+        ]
+        # a correct candidate must agree with the gold patch on the whole input domain
+        jobs += [
+            {
+                "id": k,
+                "kind": "differential",
+                "variant": v,
+                "spec": spec,
+                "max_examples": EQUIVALENCE_EXAMPLES,
+                "timeout": 600,
+            }  # fmt: skip
+            for k, v in (equivalence or {}).items()
         ]
         plan = {
             "repo": "/workspace/repo",
@@ -183,6 +208,8 @@ async def build_one(project: dict[str, Any], spec: dict[str, Any]) -> dict[str, 
             raise SpecError(f"{where}: the bug does not replace a function: {note}")
         gold_text = upstream
         tests_full = texts[test_path]
+        if spec.get("new_tests"):  # the issue's own tests, added by the test patch
+            tests_full = tests_full.rstrip("\n") + "\n\n\n" + spec["new_tests"].strip("\n") + "\n"
         base_tests_full = None
     if base_src == gold_text:
         raise SpecError(f"{where}: the bug changes nothing")
@@ -193,13 +220,31 @@ async def build_one(project: dict[str, Any], spec: dict[str, Any]) -> dict[str, 
             raise SpecError(f"{where}: candidate {cand['system']}: {note}")
         cand_texts[cand["system"]] = text
     # one sandbox run: the full upstream tests on gold, base and every candidate
-    tree = {**sdist, **{p: t.encode() for p, t in env_fix.items()}}
+    tree = {**sdist, **{p: t.encode() for p, t in env_fix.items()}, test_path: tests_full.encode()}
     variants = {"base": {"files": {src_path: base_src}}}
     variants.update({f"cand:{k}": {"files": {src_path: v}} for k, v in cand_texts.items()})
-    result = await _run_tests(tree, project.get("sys_path", ["."]), [test_path], variants)
+    checks = {}
+    if spec.get("differential"):
+        for c in spec["candidates"]:
+            if c["kind"] == "correct":
+                checks[f"equiv:{c['system']}"] = {"files": {src_path: cand_texts[c["system"]]}}
+    result = await _run_tests(
+        tree,
+        project.get("sys_path", ["."]),
+        [test_path],
+        variants,
+        spec.get("differential"),
+        checks,
+    )
     if result["collect_errors"]:
         raise SpecError(f"{where}: collection errors: {result['collect_errors']}")
     jobs = result["jobs"]
+    for key in checks:
+        found = jobs[key]
+        if found.get("error") or found.get("timed_out"):
+            raise SpecError(f"{where}: equivalence check {key} failed to run: {found}")
+        if found.get("disagreement"):
+            raise SpecError(f"{where}: {key} differs from the fix: {found['disagreement']}")
     gold, base = jobs["gold"]["status"], jobs["base"]["status"]
     bad_gold = [t for t, s in gold.items() if s in ("FAILED", "ERROR")]
     if bad_gold:
@@ -212,12 +257,16 @@ async def build_one(project: dict[str, Any], spec: dict[str, Any]) -> dict[str, 
         f2p_all = sorted(t for t in f2p_all if t in added) or f2p_all
     if not f2p_all:
         raise SpecError(f"{where}: no upstream test fails on the bug; write a bug the tests see")
-    moved = sorted({function_of(t) for t in f2p_all})
     removed = list(spec.get("removed_tests") or [])
+    new_names = []
+    if spec.get("new_tests"):
+        new_names = [
+            n.name for n in ast.parse(spec["new_tests"]).body if isinstance(n, ast.FunctionDef)
+        ]
+    moved = sorted({function_of(t) for t in f2p_all} - set(removed) | set(new_names))
     if base_tests_full is None:
         base_tests, got = remove_functions(tests_full, moved + removed)
-        missing = set(remove_functions(tests_full, moved + removed)[1]) ^ set(got)
-        missing |= {n for n in moved + removed if "." not in n and n not in got}
+        missing = {n for n in moved + removed if "." not in n and n not in got}
         if missing:
             raise SpecError(f"{where}: tests not found for removal: {sorted(missing)}")
         post_tests, _ = remove_functions(tests_full, removed)
@@ -226,8 +275,10 @@ async def build_one(project: dict[str, Any], spec: dict[str, Any]) -> dict[str, 
         post_tests = tests_full
 
     # ids after the test patch, excluding removed tests
+    removed_resolved = set(resolve_names(tests_full, removed))
+
     def kept(t: str) -> bool:
-        return function_of(t) not in removed
+        return resolve_names(tests_full, [function_of(t)])[0] not in removed_resolved
 
     f2p = [t for t in f2p_all if kept(t)]
     p2p = sorted(
