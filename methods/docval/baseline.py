@@ -201,8 +201,10 @@ def _contains_word(text: str, phrase: str) -> int:
     return -1
 
 
-def _value_after(line: Line, start: int, kind: str) -> tuple[str, Box] | None:
-    """The first value of ``kind`` in ``line.text`` at or after character ``start``."""
+def _value_after(
+    line: Line, start: int, kind: str, last: bool = False
+) -> tuple[str, Box] | None:
+    """The first (``last``: the rightmost) value of ``kind`` in ``line.text`` from ``start``."""
     pattern = _VALUE_RE[kind]
     rest = line.text[start:]
     if kind == "any":
@@ -212,9 +214,10 @@ def _value_after(line: Line, start: int, kind: str) -> tuple[str, Box] | None:
         if not m:
             return None
         return m.group(0), line.span_box(offset + m.start(), offset + m.end())
-    m = pattern.search(rest)
-    if not m:
+    matches = list(pattern.finditer(rest))
+    if not matches:
         return None
+    m = matches[-1] if last else matches[0]
     text = m.group(0).strip()
     lead = len(m.group(0)) - len(m.group(0).lstrip())
     a = start + m.start() + lead
@@ -273,8 +276,10 @@ def _label_value(
                 if where == "line":
                     value = _value_after(line, end, kind)
                 elif where == "row":
+                    # amounts on a row are right-aligned: take the rightmost (a stray
+                    # detection between label and value must not win)
                     row = _row_right_of(words, label_box)
-                    value = _value_after(row, 0, kind) if row is not None else None
+                    value = _value_after(row, 0, kind, last=kind == "amount") if row else None
                 else:
                     below = _line_below(lines, label_box)
                     value = _value_after(below, 0, kind) if below is not None else None

@@ -11,8 +11,9 @@ matching its value against the lines (``match_field``):
 1. a run of 1–6 consecutive lines whose joined text equals the value up to white space and case
    with normalised Levenshtein similarity ≥ 0.8 → the union box of those lines (an address on
    several lines gets their union box);
-2. else the value inside one line, on character boundaries (e.g. "25/12/2018" in
-   "DATE: 25/12/2018 8:13 PM") → that part of the line's box, cut by character share;
+2. the value inside one line, on character boundaries (e.g. "25/12/2018" in
+   "DATE: 25/12/2018 8:13 PM") → that part of the line's box, cut by character share
+   (similarity 1);
 3. several equally good candidates (a total that also appears as an item price or as the cash
    tendered): for ``total`` those within 3 px of the height of a line holding "total" (not
    "sub"), else all; for the other fields all. The first (for totals the lowest) is the answer
@@ -199,7 +200,7 @@ def match_field(name: str, value: str, lines: list[SroieLine]) -> FieldMatch | N
                 candidates.append((sim, box, "lines", tuple(range(i, j + 1))))
             if len(joined) > len(target) * 1.3 + 4:
                 break
-    if not candidates:
+    if len(target) >= 3:  # short values ("9") would match inside too many lines
         pattern = _span_pattern(value)
         for i, line in enumerate(lines):
             for m in pattern.finditer(line.text.lower()):
@@ -210,7 +211,10 @@ def match_field(name: str, value: str, lines: list[SroieLine]) -> FieldMatch | N
     best = max(c[0] for c in candidates)
     top = [c for c in candidates if c[0] >= best - 1e-9]
     # the same lines found as a run and as themselves: keep one per box
-    unique = list({c[1]: c for c in top}.values())
+    by_box: dict[Box, tuple[float, Box, str, tuple[int, ...]]] = {}
+    for c in top:
+        by_box.setdefault(c[1], c)
+    unique = list(by_box.values())
     alternatives = unique
     if name == "total" and len(unique) > 1:
         labels = [
