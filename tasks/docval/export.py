@@ -23,8 +23,8 @@ from typing import Any
 from inspect_ai.log import read_eval_log
 
 from methods.docval import (
-    Validator,
     ValConfig,
+    Validator,
     correction_record,
     regions_from_dicts,
     trace_record,
@@ -148,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("kind", choices=["traces", "corrections"])
     parser.add_argument("log", help="an inspect .eval log of the docval task")
     parser.add_argument("out", help="the JSON Lines file to write")
-    parser.add_argument("--all", action="store_true", help="corrections: every prediction, not only INVALID")
+    parser.add_argument(
+        "--all", action="store_true", help="corrections: every prediction, not only INVALID"
+    )
     args = parser.parse_args(argv)
     if args.kind == "traces":
         summary = export_traces(args.log, args.out)

@@ -32,8 +32,8 @@ FULL_REASONING = [
 ]
 
 
-def _validate(pred, mode="filter", config=ValConfig(), answers=("9.00",), box=GOLD_BOX):
-    return Validator(config, mode=mode).validate(pred, list(answers), box, REGIONS)
+def _validate(pred, mode="filter", config=None, answers=("9.00",), box=GOLD_BOX):
+    return Validator(config or ValConfig(), mode=mode).validate(pred, list(answers), box, REGIONS)
 
 
 def test_perfect_prediction_scores_one_and_passes():
