@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 APT_STAMP := $(VENV)/.apt-installed
-APT_PACKAGES := bubblewrap chromium
+APT_PACKAGES := bubblewrap chromium tesseract-ocr tesseract-ocr-eng
 # Point data at ../shared/data when it exists (CI and this workplace), else leave unset.
 DATA_DIR ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 # inspect and HF write caches under the user's home; keep tests and CI hermetic.
@@ -23,10 +23,10 @@ apt: $(APT_STAMP)
 
 $(APT_STAMP):
 	@mkdir -p $(VENV)
-	@if ! command -v bwrap >/dev/null || ! command -v chromium >/dev/null; then \
+	@if ! command -v bwrap >/dev/null || ! command -v chromium >/dev/null || ! command -v tesseract >/dev/null; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES)) \
-	      || echo "warning: apt-get install $(APT_PACKAGES) failed; sandbox/browser tests will be skipped"; \
+	      || echo "warning: apt-get install $(APT_PACKAGES) failed; sandbox/browser/OCR tests will be skipped"; \
 	  else echo "warning: not root; install $(APT_PACKAGES) yourself"; fi; \
 	fi
 	@touch $@
