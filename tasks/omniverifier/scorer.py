@@ -2,15 +2,34 @@
 
 from __future__ import annotations
 
+import re
+
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
-from methods.omniverifier import MultiBox, Rationale, parse_verifier_output, sample_rewards
+from methods.omniverifier import (
+    MultiBox,
+    Rationale,
+    VerifierOutput,
+    parse_verifier_output,
+    sample_rewards,
+)
 from scorers.boxes import BoxFormat
 from scorers.verification import tts_metrics, verification_metrics
-from tasks.omniverifier.solver import TTS_KEY
+from tasks.omniverifier.solver import TTS_KEY, ReplyFormat
 
-__all__ = ["tts_scorer", "verification_scorer"]
+__all__ = ["parse_yes_no", "tts_scorer", "verification_scorer"]
+
+_YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
+
+
+def parse_yes_no(reply: str) -> VerifierOutput:
+    """reply_format=yes_no: the first "yes"/"no" word is the judgment (no think block, no box,
+    so R_f = 0 and R_meta = 0: judgment skill measured apart from the M1 format)."""
+    found = _YES_NO.search(reply or "")
+    if found is None:
+        return VerifierOutput(answer=None, problems=("no yes/no in the reply",), raw=reply or "")
+    return VerifierOutput(answer=found.group(1).lower() == "yes", how="yes_no", raw=reply)
 
 
 @scorer(metrics=[verification_metrics()])
@@ -19,6 +38,7 @@ def verification_scorer(
     box_format: BoxFormat = "pixels",
     multi_box: MultiBox = "enclosing",
     threshold: float = 0.6,
+    reply_format: ReplyFormat = "m1",
 ) -> Scorer:
     """Score value: ``judgment`` (R_acc), ``format`` (R_f), ``localised`` (R_meta; y = False
     samples with an annotated box), ``iou``, ``joint`` and the decoupled streams' sum and count;
@@ -34,7 +54,10 @@ def verification_scorer(
         gold = [tuple(b) for b in state.metadata.get("error_boxes", [])]
         size = (int(state.metadata["width"]), int(state.metadata["height"]))
         reply = state.output.completion if state.output else ""
-        out = parse_verifier_output(reply, image_size=size, box_format=box_format)
+        if reply_format == "yes_no":
+            out = parse_yes_no(reply)
+        else:
+            out = parse_verifier_output(reply, image_size=size, box_format=box_format)
         has_box = (not label) and bool(gold)
         rewards = sample_rewards(
             out,
@@ -92,6 +115,7 @@ def tts_scorer() -> Scorer:
         value = {
             "tts_success": float(result["tts_success"]),
             "bon_success": float(result["bon_success"]),
+            "tts_gain": float(result["tts_success"]) - float(result["bon_success"]),
             "initial_success": float(result["initial_success"]),
             "tts_rounds": float(result["tts_rounds"]),
             "tts_calls": float(result["tts_calls"]),

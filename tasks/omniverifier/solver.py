@@ -52,6 +52,7 @@ from tasks.omniverifier.tts import (
 __all__ = [
     "Observation",
     "Rationale",
+    "ReplyFormat",
     "TTS_KEY",
     "VerifierName",
     "tts_loop",
@@ -62,6 +63,7 @@ __all__ = [
 VerifierName = Literal["model", "classical", "always_true", "oracle"]
 Observation = Literal["objects", "image"]
 Rationale = Literal["bbox", "point"]
+ReplyFormat = Literal["m1", "yes_no"]
 TTS_KEY = "omniverifier_tts"
 
 _BOX_WORDS = {
@@ -79,9 +81,15 @@ def verifier_prompt(
     rationale: Rationale,
     box_format: BoxFormat,
     objects: str | None = None,
+    reply_format: ReplyFormat = "m1",
 ) -> str:
     """The verification prompt (the image, or the detector's object list, goes with it)."""
     seen = "the image" if objects is None else "the image, described by an object detector below"
+    if reply_format == "yes_no":
+        text = f'Does {seen} match the prompt?\nPrompt: "{claim}"\n'
+        if objects is not None:
+            text += f"\n{objects}\n"
+        return text + "\nAnswer with one word: yes or no."
     if rationale == "bbox":
         wrong = (
             '{"answer": false, "boxes": [[x1, y1, x2, y2]], "action": {"type": "Add" | "Delete" '
@@ -122,11 +130,19 @@ def _user_message(
     rationale: Rationale,
     box_format: BoxFormat,
     observation: Observation,
+    reply_format: ReplyFormat = "m1",
 ) -> ChatMessageUser:
     width, height = int(state.metadata["width"]), int(state.metadata["height"])
     if observation == "image":
         image = state.metadata.get("image") or png_data_uri(render_scene_png(state.metadata))
-        prompt = verifier_prompt(claim, width, height, rationale=rationale, box_format=box_format)
+        prompt = verifier_prompt(
+            claim,
+            width,
+            height,
+            rationale=rationale,
+            box_format=box_format,
+            reply_format=reply_format,
+        )
         return ChatMessageUser(content=[ContentImage(image=image), ContentText(text=prompt)])
     if "scene" not in state.metadata:
         raise ValueError(
@@ -136,7 +152,13 @@ def _user_message(
     found = ColourShapeDetector().detect(rendered_pixels(state.metadata))
     objects = describe_detections(found, width, height)
     prompt = verifier_prompt(
-        claim, width, height, rationale=rationale, box_format=box_format, objects=objects
+        claim,
+        width,
+        height,
+        rationale=rationale,
+        box_format=box_format,
+        objects=objects,
+        reply_format=reply_format,
     )
     return ChatMessageUser(content=prompt)
 
@@ -154,13 +176,16 @@ def verify_image(
     rationale: Rationale = "bbox",
     box_format: BoxFormat = "pixels",
     max_tokens: int = 512,
+    reply_format: ReplyFormat = "m1",
 ) -> Solver:
     """One verdict per sample, left in ``state.output`` in the reply format."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         claim = state.input_text
         if verifier == "model":
-            state.messages = [_user_message(state, claim, rationale, box_format, observation)]
+            state.messages = [
+                _user_message(state, claim, rationale, box_format, observation, reply_format)
+            ]
             return await generate(state, max_tokens=max_tokens)
         if verifier == "oracle":
             raise ValueError(

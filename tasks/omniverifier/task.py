@@ -26,7 +26,14 @@ from tasks.omniverifier.dataset import (
 )
 from tasks.omniverifier.scenes import ERROR_TYPES
 from tasks.omniverifier.scorer import tts_scorer, verification_scorer
-from tasks.omniverifier.solver import Observation, Rationale, VerifierName, tts_loop, verify_image
+from tasks.omniverifier.solver import (
+    Observation,
+    Rationale,
+    ReplyFormat,
+    VerifierName,
+    tts_loop,
+    verify_image,
+)
 from tasks.omniverifier.tts import EditScope
 
 __all__ = ["RUN_ALL_ARGS", "TASK_VERSION", "omniverifier"]
@@ -52,6 +59,7 @@ def omniverifier(
     box_format: BoxFormat = "pixels",
     multi_box: MultiBox = "enclosing",
     max_tokens: int = 512,
+    reply_format: ReplyFormat = "m1",
     generator: Literal["model", "simulated"] = "model",
     max_rounds: int = 10,
     edit_scope: EditScope = "region",
@@ -77,6 +85,9 @@ def omniverifier(
       box_format: how the model writes boxes: pixels, 0-1000 or 0-1 of the image.
       multi_box: several boxes → IoU of the enclosing boxes (enclosing) or best pair (best_match).
       max_tokens: verifier reply length.
+      reply_format: m1 (<think>…</think> then JSON with answer, boxes, action; the paper) or
+        yes_no (one word; judgment apart from the format, no box: for models that cannot
+        write the M1 format).
       generator: tts: model (the model writes scene JSON, the renderer draws it) or simulated.
       max_rounds: tts: M1-TTS rounds and the best-of-N budget (paper: 10).
       edit_scope: tts: region (keep the scene outside the flagged boxes, paper) or free.
@@ -140,6 +151,12 @@ def omniverifier(
             "observation=objects: the text-only model reads the classical detector's object list "
             "with pixel boxes instead of the image"
         )
+    if reply_format == "yes_no":
+        if mode == "tts":
+            raise ValueError("reply_format=yes_no gives no box to edit: use mode=verify")
+        deviations.append(
+            "reply_format=yes_no: one-word judgment instead of <think>+JSON (no box, R_f = R_meta = 0)"
+        )
     if rationale == "point":
         deviations.append("rationale=point: meta reward = point inside the annotated box")
     if multi_box != "enclosing":
@@ -152,9 +169,13 @@ def omniverifier(
             rationale=rationale,
             box_format=box_format,
             max_tokens=max_tokens,
+            reply_format=reply_format,
         )
         scorer = verification_scorer(
-            rationale=rationale, box_format=box_format, multi_box=multi_box
+            rationale=rationale,
+            box_format=box_format,
+            multi_box=multi_box,
+            reply_format=reply_format,
         )
     else:
         samples = [
@@ -202,6 +223,7 @@ def omniverifier(
             rationale=rationale,
             box_format=box_format,
             multi_box=multi_box,
+            reply_format=reply_format,
             meta_iou_threshold=0.6,
             max_rounds=max_rounds,
         ),
