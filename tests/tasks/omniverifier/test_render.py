@@ -48,7 +48,7 @@ def test_same_seed_gives_byte_identical_pngs_across_processes() -> None:
 
 @pytest.mark.parametrize("error_type", ERROR_TYPES)
 def test_injected_error_changes_pixels_only_inside_its_box(error_type: str) -> None:
-    for index in range(3):
+    for index in range(2):
         pair = make_pair(5, index, "medium", error_type)
         assert check_scene(pair.consistent, pair.spec, visible=visibility(pair.consistent)) == []
         violations = check_scene(pair.erroneous, pair.spec, visible=visibility(pair.erroneous))
@@ -91,8 +91,8 @@ def test_classical_verifier_falls_from_easy_to_hard() -> None:
     acc = {}
     for level in ("easy", "hard"):
         outcomes = []
-        for i in range(14):
-            pair = make_pair(0, i, level, ERROR_TYPES[i % len(ERROR_TYPES)])
+        for i in range(len(ERROR_TYPES)):  # each error type once, true and false
+            pair = make_pair(0, i, level, ERROR_TYPES[i])
             for label, scene in ((True, pair.consistent), (False, pair.erroneous)):
                 out = verifier.verify(render(scene).pixels, pair.spec)
                 outcomes.append(sample_rewards(out, label, [pair.error_box]).r_acc)
