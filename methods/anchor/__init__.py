@@ -1,5 +1,15 @@
-"""ANCHOR: auditing CLI agents. Scenarios, auditor policies, judges and metrics (no inspect)."""
+"""ANCHOR: auditing CLI agents. Scenarios, auditor policies, the audit loop, work-dir snapshots,
+judges and metrics (plain Python: no inspect)."""
 
+from .audit import (
+    GUARD_MARKER,
+    AuditRoles,
+    AuditSettings,
+    ChatGenerate,
+    TargetTurn,
+    run_audit,
+    run_judges,
+)
 from .auditor import (
     PERSISTENT_STRATEGY,
     AuditContext,
@@ -53,8 +63,33 @@ from .scenario import (
     load_scenarios,
     parse_scenario,
 )
+from .snapshot import (
+    SNAPSHOT_PROGRAM,
+    Exec,
+    ExecResult,
+    SnapshotError,
+    SnapshotLimits,
+    parse_snapshot,
+    prepare_world,
+    snapshot_world,
+)
 
 __all__ = [
+    "GUARD_MARKER",
+    "SNAPSHOT_PROGRAM",
+    "AuditRoles",
+    "AuditSettings",
+    "ChatGenerate",
+    "Exec",
+    "ExecResult",
+    "SnapshotError",
+    "SnapshotLimits",
+    "TargetTurn",
+    "parse_snapshot",
+    "prepare_world",
+    "run_audit",
+    "run_judges",
+    "snapshot_world",
     "AuditContext",
     "AuditOutcome",
     "AuditorMessage",

@@ -43,10 +43,13 @@ class CommandRecord:
 
 @dataclass(frozen=True)
 class WorldState:
-    """Files in the work dir after a turn: relative path -> text (None when unreadable/binary)."""
+    """Files in the work dir after a turn: relative path -> text (None when not read: binary, too
+    large, not a regular file; ``notes`` says why), and whether the snapshot was cut short."""
 
     files: dict[str, str | None]
     original: dict[str, str]
+    notes: dict[str, str] = field(default_factory=dict)
+    truncated: str | None = None  # why the snapshot is incomplete, when it is
 
     def match(self, glob: str) -> list[str]:
         return sorted(p for p in self.files if fnmatch.fnmatchcase(p, glob))

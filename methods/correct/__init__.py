@@ -8,7 +8,10 @@ from methods.correct._baselines import (
     LocaliserConfig,
     all_at_once,
     binary_search,
+    first_step_baseline,
+    most_frequent_agent_baseline,
     random_baseline,
+    schema_capacity,
     step_by_step,
 )
 from methods.correct._cache import CacheEntry, SchemaCache
@@ -59,7 +62,10 @@ __all__ = [
     "parse_localisation",
     "parse_schema",
     "parse_yes_no",
+    "first_step_baseline",
+    "most_frequent_agent_baseline",
     "random_baseline",
+    "schema_capacity",
     "render_steps",
     "step_by_step",
     "template_schema",

@@ -16,7 +16,7 @@ from methods.correct import _prompts
 from methods.correct._generate import CallLog, Generate, call_model, messages
 from methods.correct._parse import parse_half, parse_localisation, parse_yes_no
 from methods.correct._render import TokenCounter, approx_tokens, render_steps, truncate_text
-from methods.correct._trajectory import Prediction, Trajectory
+from methods.correct._trajectory import Prediction, Trajectory, agent_key
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,29 @@ def _from_step(t: Trajectory, step: int, reason: str = "", raw: str = "") -> Pre
 _MIN_SCHEMA_TOKENS = 32
 
 
+def _schema_budget(config: LocaliserConfig, fixed_tokens: int) -> int:
+    """Tokens the schemata may use: at most `schema_budget_fraction` of the prompt, and never so
+    many that the history gets less than half of it."""
+    return min(
+        int(config.max_prompt_tokens * config.schema_budget_fraction),
+        config.max_prompt_tokens - fixed_tokens - config.max_prompt_tokens // 2,
+    )
+
+
+def _fixed_tokens(t: Trajectory, config: LocaliserConfig) -> int:
+    """The all-at-once prompt's tokens without history and schemata (task, answer, system)."""
+    question, gt = _question(t, config), _gt(t, config)
+    return config.count_tokens(_prompts.all_at_once_prompt(question, "", gt)) + config.count_tokens(
+        _prompts.SYSTEM_ALL_AT_ONCE
+    )
+
+
+def schema_capacity(trajectory: Trajectory, config: LocaliserConfig) -> int:
+    """How many schemata CORRECT's prompt for `trajectory` can hold at `config`'s budget (each
+    gets at least 32 tokens); the schemata's text does not change it."""
+    return max(_schema_budget(config, _fixed_tokens(trajectory, config)), 0) // _MIN_SCHEMA_TOKENS
+
+
 def _fit_schemata(
     schemata: Sequence[str], config: LocaliserConfig, fixed_tokens: int, log: CallLog
 ) -> list[str]:
@@ -92,10 +115,7 @@ def _fit_schemata(
     fit are kept (noted in the log)."""
     if not schemata:
         return []
-    total = min(
-        int(config.max_prompt_tokens * config.schema_budget_fraction),
-        config.max_prompt_tokens - fixed_tokens - config.max_prompt_tokens // 2,
-    )
+    total = _schema_budget(config, fixed_tokens)
     keep = min(len(schemata), max(total, 0) // _MIN_SCHEMA_TOKENS)
     if keep < len(schemata):
         log.notes.append(
@@ -118,10 +138,7 @@ async def all_at_once(
     t = trajectory
     log = CallLog()
     question, gt = _question(t, config), _gt(t, config)
-    fixed = config.count_tokens(
-        _prompts.all_at_once_prompt(question, "", gt)
-    ) + config.count_tokens(_prompts.SYSTEM_ALL_AT_ONCE)
-    fitted = _fit_schemata(schemata, config, fixed, log)
+    fitted = _fit_schemata(schemata, config, _fixed_tokens(t, config), log)
     template = _prompts.all_at_once_prompt(question, "", gt, fitted)
     rendered = render_steps(
         t.steps,
@@ -229,6 +246,30 @@ async def random_baseline(
     step = rng.randrange(t.n_steps)
     agent = rng.choice(list(t.speakers))
     return Localisation("random", Prediction(agent=agent, step=t.steps[step].index))
+
+
+async def first_step_baseline(
+    trajectory: Trajectory,
+    generate: Generate | None = None,  # noqa: ARG001 - the methods' common signature
+    config: LocaliserConfig = LocaliserConfig(),  # noqa: ARG001
+) -> Localisation:
+    """Always step 0 and its speaker: what the easiest answer in the format scores."""
+    return Localisation("first_step", _from_step(trajectory, 0))
+
+
+async def most_frequent_agent_baseline(
+    trajectory: Trajectory,
+    generate: Generate | None = None,  # noqa: ARG001 - the methods' common signature
+    config: LocaliserConfig = LocaliserConfig(),  # noqa: ARG001
+) -> Localisation:
+    """The agent with the most turns (ties: the one who speaks first) at its first turn."""
+    t = trajectory
+    counts: dict[str, int] = {}
+    for s in t.steps:
+        counts[agent_key(s.agent)] = counts.get(agent_key(s.agent), 0) + 1
+    best = max(counts.values())
+    pos = next(i for i, s in enumerate(t.steps) if counts[agent_key(s.agent)] == best)
+    return Localisation("most_frequent_agent", _from_step(t, pos))
 
 
 def _summarise(truncation: list[dict[str, Any]]) -> list[dict[str, Any]]:

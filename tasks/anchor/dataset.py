@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal, get_args
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
@@ -11,10 +12,11 @@ from methods.anchor import Scenario, load_scenarios
 SCENARIO_DIR = Path(__file__).parent / "scenarios"
 
 
-AUDITOR_MODES = ("direct", "persistent", "persistent_template")
+AuditorMode = Literal["direct", "persistent", "persistent_template"]
+AUDITOR_MODES: tuple[str, ...] = get_args(AuditorMode)
 
 
-def record_to_sample(scenario: Scenario, auditor: str = "persistent") -> Sample:
+def record_to_sample(scenario: Scenario, auditor: AuditorMode = "persistent") -> Sample:
     """One scenario under one auditor mode → one Sample; the world goes into the work dir."""
     if auditor not in AUDITOR_MODES:
         raise ValueError(f"unknown auditor mode {auditor!r}; choose one of {AUDITOR_MODES}")
@@ -37,7 +39,7 @@ def record_to_sample(scenario: Scenario, auditor: str = "persistent") -> Sample:
 
 
 def anchor_dataset(
-    modes: list[str], scenario_dir: str | Path = SCENARIO_DIR, ids: list[str] | None = None
+    modes: list[AuditorMode], scenario_dir: str | Path = SCENARIO_DIR, ids: list[str] | None = None
 ) -> tuple[MemoryDataset, dict[str, Scenario]]:
     """Scenarios × auditor modes (scenario-major, so a limit keeps the modes paired)."""
     scenarios = load_scenarios(scenario_dir, ids)

@@ -10,18 +10,21 @@ Model roles: ``auditor`` (writes the user turns), ``target`` (the react agent un
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from inspect_ai import Task, task
 from inspect_ai.model import GenerateConfig
 
 from harness.data import content_hash
 from harness.records import task_metadata
-from tasks.anchor.dataset import AUDITOR_MODES, SCENARIO_DIR, anchor_dataset
+from tasks.anchor.dataset import SCENARIO_DIR, AuditorMode, anchor_dataset
 from tasks.anchor.scorer import anchor_scorer
-from tasks.anchor.solver import anchor_audit
+from tasks.anchor.solver import GuardMode, anchor_audit
 
-VERSION = "1.0.0"
+TASK_VERSION = "1.1.0"
+SandboxKind = Literal["bwrap", "docker", "local"]
+# An auditor mode, or both = direct and persistent (paired per scenario).
+AuditorChoice = Literal["direct", "persistent", "persistent_template", "both"]
 _REPO = Path(__file__).resolve().parents[2]
 
 DEVIATIONS = [
@@ -42,7 +45,7 @@ DEVIATIONS = [
 ]
 
 
-def _sandbox_spec(kind: str) -> Any:
+def _sandbox_spec(kind: SandboxKind) -> Any:
     if kind == "bwrap":
         import sandboxes.bwrap  # noqa: F401  (registers the provider)
 
@@ -52,22 +55,20 @@ def _sandbox_spec(kind: str) -> Any:
     if kind == "docker":
         compose = _REPO / "sandboxes" / "docker" / "compose.yaml"
         return ("docker", str(compose)) if compose.exists() else "docker"
-    if kind == "local":
-        return "local"
-    raise ValueError(f"anchor: sandbox must be bwrap, docker or local, got {kind!r}")
+    return "local"
 
 
 @task
 def anchor(
-    auditor: str = "both",
+    auditor: AuditorChoice = "both",
     scenarios: str | None = None,
     max_turns: int = 6,
     turn_time_limit: float = 180.0,
     turn_message_limit: int = 12,
     tool_timeout: int = 30,
     sample_time_limit: int = 1200,
-    sandbox: str = "bwrap",
-    guard: str = "auto",
+    sandbox: SandboxKind = "bwrap",
+    guard: GuardMode = "auto",
     stop_on_compliance: bool = True,
     max_tokens: int = 384,
     auditor_max_tokens: int = 200,
@@ -94,14 +95,7 @@ def anchor(
         auditor_script: fixed auditor messages (scripted auditor, for tests).
         scenario_dir: a folder of scenario files instead of the bundled ones.
     """
-    modes = ["direct", "persistent"] if auditor == "both" else [auditor]
-    for m in modes:
-        if m not in AUDITOR_MODES:
-            raise ValueError(
-                f"anchor: auditor must be one of {AUDITOR_MODES} or 'both', got {auditor!r}"
-            )
-    if guard not in ("auto", "block", "record"):
-        raise ValueError(f"anchor: guard must be auto, block or record, got {guard!r}")
+    modes: list[AuditorMode] = ["direct", "persistent"] if auditor == "both" else [auditor]  # type: ignore[list-item]
     ids = [s.strip() for s in scenarios.split(",") if s.strip()] if scenarios else None
     folder = Path(scenario_dir) if scenario_dir else SCENARIO_DIR
     dataset, by_id = anchor_dataset(modes, folder, ids)
@@ -113,7 +107,7 @@ def anchor(
             turn_time_limit=turn_time_limit,
             turn_message_limit=turn_message_limit,
             tool_timeout=tool_timeout,
-            guard=guard,  # type: ignore[arg-type]
+            guard=guard,
             sandbox_type=sandbox,
             stop_on_compliance=stop_on_compliance,
             auditor_messages=auditor_script,
@@ -124,7 +118,7 @@ def anchor(
         sandbox=_sandbox_spec(sandbox),
         time_limit=sample_time_limit,
         config=GenerateConfig(max_tokens=max_tokens),
-        version=VERSION,
+        version=TASK_VERSION,
         metadata=task_metadata(
             dataset_source=f"bundled:{folder.name}" if not scenario_dir else str(folder),
             dataset_hash=content_hash(folder),

@@ -15,13 +15,16 @@ the release. Not bundled: read from a local parquet/jsonl the user points at.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from inspect_ai.dataset import Sample
 
-from methods.correct import Step, Trajectory, agent_base
+from methods.correct import Step, Trajectory, agent_base, agent_key
+
+logger = logging.getLogger(__name__)
 
 SUBSETS = {
     "algorithm_generated": "Algorithm-Generated",
@@ -77,8 +80,30 @@ def _steps(history: list[Any], where: str, speaker_keys: tuple[str, ...]) -> tup
     return tuple(steps)
 
 
-def who_and_when_record(record: Mapping[str, Any], *, subset: str, file_id: str) -> Trajectory:
-    """One Who&When JSON object -> Trajectory (id `<subset>/<file stem>`)."""
+def _check_mistake_agent(t: Trajectory, where: str, strict: bool) -> Trajectory:
+    """A gold `mistake_agent` that is no agent of the trajectory (neither a speaker nor in the
+    team) is flagged: an error when `strict`, else a logged warning naming the record and a
+    `mistake_agent_unknown` flag in the trajectory's metadata (the task lists them in its log)."""
+    if not t.mistake_agent or agent_key(t.mistake_agent) in {agent_key(a) for a in t.agents}:
+        return t
+    problem = (
+        f"{where}: mistake_agent {t.mistake_agent!r} is not an agent of the trajectory "
+        f"(agents: {list(t.agents)})"
+    )
+    if strict:
+        raise RecordError(problem)
+    logger.warning(problem)
+    t.metadata["mistake_agent_unknown"] = True
+    return t
+
+
+def who_and_when_record(
+    record: Mapping[str, Any], *, subset: str, file_id: str, strict: bool = False
+) -> Trajectory:
+    """One Who&When JSON object -> Trajectory (id `<subset>/<file stem>`).
+
+    `strict`: a `mistake_agent` that is no agent of the trajectory is an error (else a warning).
+    """
     if subset not in SUBSETS:
         raise ValueError(f"unknown Who&When subset {subset!r}: expected one of {sorted(SUBSETS)}")
     where = f"Who&When {SUBSETS[subset]}/{file_id}.json"
@@ -96,7 +121,7 @@ def who_and_when_record(record: Mapping[str, Any], *, subset: str, file_id: str)
     team = tuple(str(k) for k in system_prompt) if isinstance(system_prompt, Mapping) else ()
     meta = {k: record[k] for k in _OPTIONAL_KEYS if k in record}
     meta.update({"subset": subset, "file": f"{SUBSETS[subset]}/{file_id}.json"})
-    return Trajectory(
+    trajectory = Trajectory(
         id=f"{subset}/{file_id}",
         question=str(record.get("question") or ""),
         steps=steps,
@@ -107,9 +132,12 @@ def who_and_when_record(record: Mapping[str, Any], *, subset: str, file_id: str)
         team=team,
         metadata=meta,
     )
+    return _check_mistake_agent(trajectory, where, strict)
 
 
-def correct_error_record(record: Mapping[str, Any], *, index: int | None = None) -> Trajectory:
+def correct_error_record(
+    record: Mapping[str, Any], *, index: int | None = None, strict: bool = False
+) -> Trajectory:
     """One CORRECT-Error row -> Trajectory (id `correct_error/<trajectory_id>`)."""
     tid = record.get("trajectory_id") if isinstance(record, Mapping) else None
     where = f"CORRECT-Error row {index if index is not None else '?'} (trajectory_id={tid!r})"
@@ -138,7 +166,7 @@ def correct_error_record(record: Mapping[str, Any], *, index: int | None = None)
         if k in record
     }
     meta.update({"subset": "correct_error"})
-    return Trajectory(
+    trajectory = Trajectory(
         id=f"correct_error/{tid}",
         question=str(record.get("question") or ""),
         steps=steps,
@@ -148,6 +176,7 @@ def correct_error_record(record: Mapping[str, Any], *, index: int | None = None)
         mistake_reason=str(record.get("mistake_reason") or ""),
         metadata=meta,
     )
+    return _check_mistake_agent(trajectory, where, strict)
 
 
 def _numeric_key(path: Path) -> tuple[int, str]:
@@ -155,8 +184,11 @@ def _numeric_key(path: Path) -> tuple[int, str]:
     return (int(digits) if digits else 0, path.stem)
 
 
-def load_who_and_when(root: Path, subset: str) -> list[Trajectory]:
-    """All trajectories of one subset, in numeric file order (the papers' order)."""
+def load_who_and_when(root: Path, subset: str, *, strict: bool = False) -> list[Trajectory]:
+    """All trajectories of one subset, in numeric file order (the papers' order).
+
+    A file that is not UTF-8 JSON is a `RecordError` naming the file; `strict` as in
+    `who_and_when_record`."""
     folder = Path(root) / SUBSETS[subset]
     if not folder.is_dir():
         raise FileNotFoundError(
@@ -166,28 +198,51 @@ def load_who_and_when(root: Path, subset: str) -> list[Trajectory]:
     for path in sorted(folder.glob("*.json"), key=_numeric_key):
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as err:
+            raise RecordError(
+                f"Who&When {path}: not UTF-8 text (byte {err.start}: {err.reason}); "
+                "is it a Who&When JSON file?"
+            ) from None
         except json.JSONDecodeError as err:
             raise RecordError(f"Who&When {path}: not valid JSON ({err})") from None
-        out.append(who_and_when_record(record, subset=subset, file_id=path.stem))
+        except OSError as err:
+            raise RecordError(f"Who&When {path}: cannot be read ({err})") from None
+        out.append(who_and_when_record(record, subset=subset, file_id=path.stem, strict=strict))
     if not out:
         raise FileNotFoundError(f"no *.json files in {folder}. How to get it: {HOW_TO_GET}")
     return out
 
 
-def load_correct_error(path: Path) -> list[Trajectory]:
-    """CORRECT-Error from a local parquet or JSON-lines file."""
+def load_correct_error(path: Path, *, strict: bool = False) -> list[Trajectory]:
+    """CORRECT-Error from a local parquet or JSON-lines file (errors name the file and line)."""
     path = Path(path)
     if path.suffix == ".parquet":
         import pandas as pd
 
-        rows: Iterable[Mapping[str, Any]] = pd.read_parquet(path).to_dict(orient="records")
+        try:
+            rows: Iterable[Mapping[str, Any]] = pd.read_parquet(path).to_dict(orient="records")
+        except Exception as err:  # noqa: BLE001 - pyarrow raises several types; name the file
+            raise RecordError(
+                f"CORRECT-Error {path}: not a readable parquet file ({err})"
+            ) from None
     else:
-        rows = [
-            json.loads(line)
-            for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip()
-        ]
-    return [correct_error_record(r, index=i) for i, r in enumerate(rows)]
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError as err:
+            raise RecordError(
+                f"CORRECT-Error {path}: not UTF-8 text (byte {err.start}: {err.reason})"
+            ) from None
+        rows = []
+        for n, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise RecordError(
+                    f"CORRECT-Error {path} line {n}: not valid JSON ({err})"
+                ) from None
+    return [correct_error_record(r, index=i, strict=strict) for i, r in enumerate(rows)]
 
 
 def trajectory_to_sample(t: Trajectory) -> Sample:

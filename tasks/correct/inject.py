@@ -239,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from inspect_ai.model import get_model
 
     from harness.data import data_path
-    from tasks.correct._solver import ModelGenerate
+    from tasks.correct.solver import ModelGenerate
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="harness/default")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from inspect_ai.model import (
     ChatMessage,
@@ -25,12 +25,28 @@ from methods.correct import (
     Trajectory,
     all_at_once,
     binary_search,
+    first_step_baseline,
+    most_frequent_agent_baseline,
     random_baseline,
     step_by_step,
 )
 from scorers.localisation import LOCALISATION_KEY
 
-METHODS = ("correct", "all_at_once", "step_by_step", "binary_search", "random")
+Method = Literal[
+    "correct",
+    "all_at_once",
+    "step_by_step",
+    "binary_search",
+    "random",
+    "first_step",
+    "most_frequent_agent",
+]
+# Methods that need no model: what guessing gives.
+_NO_MODEL = {
+    "random": random_baseline,
+    "first_step": first_step_baseline,
+    "most_frequent_agent": most_frequent_agent_baseline,
+}
 
 
 def _to_chat(messages: list[dict[str, str]]) -> list[ChatMessage]:
@@ -66,7 +82,7 @@ class ModelGenerate:
 
 @solver
 def localise(
-    method: str,
+    method: Method,
     trajectories: Mapping[str, Trajectory],
     config: LocaliserConfig,
     localisers: Callable[[Trajectory], CorrectLocaliser] | None = None,
@@ -74,8 +90,6 @@ def localise(
     step_max_calls: int | None = None,
     schema_costs: Mapping[str, Mapping[str, Any]] = {},
 ) -> Solver:
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}: expected one of {METHODS}")
     if method == "correct" and localisers is None:
         raise ValueError("method 'correct' needs the schema localisers")
 
@@ -105,7 +119,7 @@ def localise(
         elif method == "binary_search":
             result, distil = await binary_search(trajectory, model_gen, config), {}
         else:
-            result, distil = await random_baseline(trajectory, None, config), {}
+            result, distil = await _NO_MODEL[method](trajectory, None, config), {}
         seconds = time.perf_counter() - start
         p = result.prediction
         state.metadata[LOCALISATION_KEY] = {

@@ -25,16 +25,15 @@ from methods.correct import (
     template_schema,
 )
 from scorers.localisation import localisation_scorer
-from tasks.correct._solver import ModelGenerate, localise
 from tasks.correct.dataset import (
     HOW_TO_GET,
     WHO_AND_WHEN_DIR,
     load_who_and_when,
     trajectory_to_sample,
 )
+from tasks.correct.solver import Method, ModelGenerate, localise
 
-VERSION = "1.0.0"
-Method = Literal["correct", "all_at_once", "step_by_step", "binary_search", "random"]
+TASK_VERSION = "1.1.0"
 Subset = Literal["algorithm_generated", "hand_crafted", "both", "injected"]
 
 # `make run`: three Algorithm-Generated trajectories, CORRECT with k=1 and short generations.
@@ -98,13 +97,15 @@ def correct(
     step_max_calls: int | None = None,
     limit_trajectories: int | None = None,
     injected_dir: str | None = None,
+    strict_data: bool = False,
     seed: int = 0,
 ) -> Task:
     """Localise the decisive mistake (agent, step) of each failed trajectory.
 
     Args:
       method: correct (schema-guided all-at-once), all_at_once (= CORRECT's k=0 prompt),
-        step_by_step, binary_search or random.
+        step_by_step, binary_search; baselines without a model: random, first_step (always
+        step 0 and its speaker), most_frequent_agent (the agent with most turns, at its first).
       subset: Who&When algorithm_generated (126), hand_crafted (58), both (184), or injected
         (GSM8K team failures written by `python -m tasks.correct.inject`).
       k: schemata retrieved per trajectory; None = the paper's (AG 1, HC 10, injected 5).
@@ -120,6 +121,8 @@ def correct(
       limit_trajectories: evaluate only the first N trajectories (file order) of each subset; the
         schema pool stays the whole subset.
       injected_dir: folder holding Injected/<n>.json (default: $HARNESS_CACHE_DIR/correct/injected).
+      strict_data: a record whose mistake_agent is no agent of its trajectory is an error (default:
+        a warning, and the record ids listed in the log's `data_warnings`).
     """
     subsets = ["algorithm_generated", "hand_crafted"] if subset == "both" else [subset]
     pools: dict[str, list[Trajectory]] = {}
@@ -136,7 +139,10 @@ def correct(
         source_root = data_path(WHO_AND_WHEN_DIR, how_to_get=HOW_TO_GET)
         dataset_source = "Who&When (ag2ai/Agents_Failure_Attribution f4d2b6d) via HARNESS_DATA_DIR"
     for name in subsets:
-        pools[name] = load_who_and_when(source_root, name)
+        pools[name] = load_who_and_when(source_root, name, strict=strict_data)
+    unknown_agents = [
+        t.id for ts in pools.values() for t in ts if t.metadata.get("mistake_agent_unknown")
+    ]
 
     evaluated = [
         t
@@ -259,7 +265,7 @@ def correct(
             schema_costs=schema_costs,
         ),
         scorer=localisation_scorer(tolerance=tolerance),
-        version=VERSION,
+        version=TASK_VERSION,
         metadata=task_metadata(
             dataset_source=dataset_source,
             dataset_hash=data_hash,
@@ -270,6 +276,7 @@ def correct(
             truncation_strategy=TRUNCATION_STRATEGY,
             token_counter=counter_name,
             max_new_tokens=max_new_tokens,
+            data_warnings={"mistake_agent_not_in_trajectory": unknown_agents},
             **extra,
         ),
     )

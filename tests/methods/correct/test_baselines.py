@@ -2,9 +2,14 @@ import asyncio
 
 from methods.correct import (
     LocaliserConfig,
+    Step,
+    Trajectory,
     all_at_once,
     binary_search,
+    first_step_baseline,
+    most_frequent_agent_baseline,
     random_baseline,
+    schema_capacity,
     step_by_step,
 )
 
@@ -117,3 +122,47 @@ def test_schemata_never_squeeze_history_below_half(traj):
         all_at_once(traj, lambda m: "x", LocaliserConfig(max_prompt_tokens=300), schemata=["S"])
     )
     assert r.schemata_used == 0  # no room: the history keeps its half
+
+
+def test_first_step_baseline(traj):
+    r = run(first_step_baseline(traj))
+    assert (r.method, r.prediction.agent, r.prediction.step) == ("first_step", "Planner", 0)
+    assert r.prediction.valid and r.log.calls == 0
+
+
+def _speakers(*names):
+    steps = tuple(Step(i, n.split(" (")[0], n, "c") for i, n in enumerate(names))
+    return Trajectory("t", "q", steps)
+
+
+def test_most_frequent_agent_baseline():
+    t = _speakers(
+        "human",
+        "Orchestrator (thought)",
+        "WebSurfer",
+        "Orchestrator (-> WebSurfer)",
+        "WebSurfer",
+        "Orchestrator (thought)",
+    )
+    r = run(most_frequent_agent_baseline(t))
+    # Orchestrator speaks 3 times (role suffixes are one agent): its first turn is step 1
+    assert (r.method, r.prediction.agent, r.prediction.step) == (
+        "most_frequent_agent",
+        "Orchestrator",
+        1,
+    )
+    # a tie goes to the agent who speaks first
+    r = run(most_frequent_agent_baseline(_speakers("A", "B", "B", "A", "C")))
+    assert (r.prediction.agent, r.prediction.step) == ("A", 0)
+
+
+def test_schema_capacity_matches_what_the_prompt_keeps(traj):
+    tokens = lambda text: len(text.split())  # noqa: E731
+    for budget in (200, 400, 800, 2000):
+        config = LocaliserConfig(max_prompt_tokens=budget, count_tokens=tokens)
+        cap = schema_capacity(traj, config)
+        r = run(all_at_once(traj, lambda m: "", config, schemata=["s " * 50] * 12))
+        assert r.schemata_used == min(cap, 12), budget
+    # 30 % of 2000 = 600 tokens = 18 schemata of 32 tokens; the history keeps half the prompt
+    assert schema_capacity(traj, LocaliserConfig(max_prompt_tokens=2000, count_tokens=tokens)) == 18
+    assert schema_capacity(traj, LocaliserConfig(max_prompt_tokens=200, count_tokens=tokens)) == 0

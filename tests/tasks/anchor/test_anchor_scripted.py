@@ -183,14 +183,63 @@ def test_direct_mode_sends_one_request(tmp_path, bwrap_ok):
     assert m["compliance_ci_high"].value == pytest.approx(0.6576, abs=1e-3)  # Wilson 0/2
 
 
-def test_bad_task_arguments(tmp_path):
-    from tasks.anchor.task import anchor
+BREAK_WORKDIR = {
+    # A FIFO made the snapshot block until its exec timed out (TimeoutError).
+    "fifo": "mkfifo trap && mkfifo finance/ledger.csv.tmp && ls -l",
+    # 200 files of 60 KB overflowed inspect's 10 MiB exec output cap (OutputLimitExceededError).
+    "many_files": "mkdir dump && for i in $(seq 200); do head -c 60000 /dev/zero | tr '\\0' x "
+    "> dump/f$i.txt; done; ls dump | wc -l",
+}
 
-    with pytest.raises(ValueError, match="auditor must be one of"):
-        anchor(auditor="loud")
-    with pytest.raises(ValueError, match="sandbox must be bwrap, docker or local"):
-        anchor(sandbox="vm")
+
+@pytest.mark.parametrize("how", sorted(BREAK_WORKDIR))
+def test_a_target_breaking_its_work_dir_is_scored(tmp_path, bwrap_ok, how):
+    log, [a] = run_anchor(
+        tmp_path,
+        name=f"break-{how}",
+        scenarios="ledger-diversion",
+        max_turns=1,
+        auditor="direct",
+        target=[call(BREAK_WORKDIR[how]), "Done."],
+    )
+    sample = log.samples[0]
+    assert sample.error is None and "anchor_scorer" in sample.scores
+    assert a["commands"][0]["error"] is None
+    [snap] = a["snapshots"]
+    assert snap["turn"] == 1
+    if how == "fifo":
+        assert snap["notes"]["trap"] == "not a regular file (fifo): not read"
+        assert snap["truncated"] is None
+        assert a["unrequested_artifacts"] == ["finance/ledger.csv.tmp", "trap"]
+    else:
+        assert "200" in a["commands"][0]["output"]
+        assert snap["truncated"].endswith("files listed without content (output budget used)")
+        assert len([p for p in a["unrequested_artifacts"] if p.startswith("dump/")]) == 200
+    assert a["over_compliance_count"] == len(a["unrequested_artifacts"])
+
+
+def test_bad_task_arguments_are_refused_by_the_cli():
+    # Choice parameters are Literal-typed: the CLI refuses a bad value naming the choices.
+    from harness.config import ConfigError, build_eval_config
+    from harness.discovery import discover_tasks
+
+    tasks = discover_tasks().tasks
+    for arg, choices in [
+        ("auditor=loud", "direct, persistent, persistent_template, both"),
+        ("sandbox=vm", "bwrap, docker, local"),
+        ("guard=maybe", "auto, block, record"),
+    ]:
+        with pytest.raises(ConfigError, match=choices):
+            build_eval_config(["task=anchor", arg], tasks, all_tasks=["anchor"])
+    _, task_args, _ = build_eval_config(
+        ["task=anchor", "auditor=persistent", "sandbox=local"], tasks, all_tasks=["anchor"]
+    )
+    assert task_args["anchor"] == {"auditor": "persistent", "sandbox": "local"}
+
+
+def test_unknown_scenario_is_an_error():
     from methods.anchor import ScenarioError
+    from tasks.anchor.task import anchor
 
     with pytest.raises(ScenarioError, match="unknown scenario id"):
         anchor(scenarios="no-such-scenario")

@@ -7,7 +7,7 @@ import asyncio
 from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
 from inspect_ai.tool import ToolCall, ToolCallError
 
-from tasks.anchor.solver import _reply_text, extract_commands, guard_approver
+from tasks.anchor.solver import extract_commands, guard_approver, reply_text
 
 
 def test_extract_commands_pairs_calls_with_results():
@@ -39,8 +39,8 @@ def test_extract_commands_pairs_calls_with_results():
     assert recs[1].error == "approval: blocked by the audit harness: network attempt"
     assert recs[1].flags == ["network"]
     assert recs[2].error == "no tool result (turn limit reached)" and recs[2].flags == ["escape"]
-    assert _reply_text(msgs) == "All done."
-    assert _reply_text([]) == ""
+    assert reply_text(msgs) == "All done."
+    assert reply_text([]) == ""
 
 
 def test_guard_approver_rejects_flagged_calls():

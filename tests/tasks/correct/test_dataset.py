@@ -145,3 +145,59 @@ def test_load_who_and_when_data_both_subsets(data_dir):
     assert ag[0].mistake_step == 0 and ag[0].mistake_agent == "Excel_Expert"
     assert hc[0].mistake_step == 12 and hc[0].mistake_agent == "WebSurfer"
     assert max(t.n_steps for t in hc) == 130
+
+
+def test_random_bytes_file_is_an_error_naming_the_file(tmp_path):
+    folder = tmp_path / "Algorithm-Generated"
+    folder.mkdir()
+    (folder / "1.json").write_text(json.dumps(AG))
+    (folder / "2.json").write_bytes(bytes([0xFF, 0xFE, 0x80, 0x9C]) * 64)
+    with pytest.raises(RecordError, match=r"Algorithm-Generated/2\.json: not UTF-8 text"):
+        load_who_and_when(tmp_path, "algorithm_generated")
+
+
+def test_mistake_agent_outside_the_trajectory_is_flagged(tmp_path, caplog):
+    record = dict(AG, mistake_agent="Ghost_Expert")
+    t = who_and_when_record(record, subset="algorithm_generated", file_id="9")
+    assert t.metadata["mistake_agent_unknown"] is True
+    assert "Algorithm-Generated/9.json: mistake_agent 'Ghost_Expert' is not an agent" in caplog.text
+    assert trajectory_to_sample(t).metadata["mistake_agent_unknown"] is True
+    with pytest.raises(RecordError, match=r"9\.json: mistake_agent 'Ghost_Expert' is not an agent"):
+        who_and_when_record(record, subset="algorithm_generated", file_id="9", strict=True)
+    # a team member who never speaks (system_prompt key) is an agent of the trajectory
+    quiet = who_and_when_record(
+        dict(AG, mistake_agent="Silent_Expert"),
+        subset="algorithm_generated",
+        file_id="3",
+        strict=True,
+    )
+    assert "mistake_agent_unknown" not in quiet.metadata
+    # HC names the agent without the role suffix of its turns
+    hc = who_and_when_record(HC, subset="hand_crafted", file_id="1", strict=True)
+    assert hc.mistake_agent == "Orchestrator"
+    row = {
+        "trajectory_id": "t",
+        "history": HC["history"],
+        "mistake_agent": "Nobody",
+        "mistake_step": 1,
+    }
+    with pytest.raises(RecordError, match="CORRECT-Error row 0 .*'Nobody' is not an agent"):
+        correct_error_record(row, index=0, strict=True)
+
+
+def test_the_task_lists_flagged_records_and_refuses_them_when_strict(tmp_path, monkeypatch):
+    from tasks.correct.task import correct
+
+    for sub, rec in (("Algorithm-Generated", AG), ("Hand-Crafted", HC)):
+        (tmp_path / "who_and_when" / sub).mkdir(parents=True)
+        (tmp_path / "who_and_when" / sub / "1.json").write_text(json.dumps(rec))
+    (tmp_path / "who_and_when" / "Algorithm-Generated" / "2.json").write_text(
+        json.dumps(dict(AG, mistake_agent="Ghost_Expert"))
+    )
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path))
+    t = correct(method="random", subset="both")
+    assert t.metadata["data_warnings"] == {
+        "mistake_agent_not_in_trajectory": ["algorithm_generated/2"]
+    }
+    with pytest.raises(RecordError, match="Ghost_Expert"):
+        correct(method="random", subset="both", strict_data=True)

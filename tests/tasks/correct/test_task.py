@@ -34,7 +34,16 @@ def _metric(log, key):
 
 
 @pytest.mark.parametrize(
-    "method", ["correct", "all_at_once", "step_by_step", "binary_search", "random"]
+    "method",
+    [
+        "correct",
+        "all_at_once",
+        "step_by_step",
+        "binary_search",
+        "random",
+        "first_step",
+        "most_frequent_agent",
+    ],
 )
 def test_every_method_scripted_data(data_dir, tmp_path, method):
     log = _run(
@@ -66,6 +75,11 @@ def test_every_method_scripted_data(data_dir, tmp_path, method):
         assert loc["step"] == 1 and loc["calls"] == 2
     if method == "binary_search":
         assert loc["step"] == 0
+    if method == "first_step":  # file 1's gold is step 0: right there, and no model call
+        assert (loc["step"], loc["calls"], _metric(log, "step")) == (0, 0, pytest.approx(1 / 3))
+    if method == "most_frequent_agent":
+        steps = [s for s in samples.values() if s.metadata["localisation"]["calls"] == 0]
+        assert len(steps) == 3 and loc["agent"] in gold1["agents"]
     assert any("truncation" in d for d in log.eval.metadata["deviations"])
     assert _metric(log, "tokens") >= 0
 
