@@ -201,9 +201,7 @@ def _contains_word(text: str, phrase: str) -> int:
     return -1
 
 
-def _value_after(
-    line: Line, start: int, kind: str, last: bool = False
-) -> tuple[str, Box] | None:
+def _value_after(line: Line, start: int, kind: str, last: bool = False) -> tuple[str, Box] | None:
     """The first (``last``: the rightmost) value of ``kind`` in ``line.text`` from ``start``."""
     pattern = _VALUE_RE[kind]
     rest = line.text[start:]

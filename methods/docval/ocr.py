@@ -9,6 +9,7 @@ image bytes and the engine's settings, so a dataset is read once per engine.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -51,6 +52,17 @@ class OcrEngine(Protocol):
     def __call__(self, image: Any) -> list[Word]: ...
 
 
+@functools.lru_cache(maxsize=1)
+def _tesseract_version() -> str:
+    """The tesseract binary's version, asked once per process (it spawns a subprocess)."""
+    try:
+        import pytesseract
+
+        return str(pytesseract.get_tesseract_version())
+    except Exception:  # noqa: BLE001 - the version is only recorded; a missing binary fails in __call__
+        return "unknown"
+
+
 class TesseractOcr:
     """Tesseract 5 word boxes via ``pytesseract.image_to_data`` (words with conf < 0 dropped).
 
@@ -65,14 +77,12 @@ class TesseractOcr:
         self.lang = lang
 
     def settings(self) -> dict[str, Any]:
-        version = "unknown"
-        try:
-            import pytesseract
-
-            version = str(pytesseract.get_tesseract_version())
-        except Exception:  # noqa: BLE001 - the version is only recorded; a missing binary fails in __call__
-            pass
-        return {"engine": self.name, "psm": self.psm, "lang": self.lang, "version": version}
+        return {
+            "engine": self.name,
+            "psm": self.psm,
+            "lang": self.lang,
+            "version": _tesseract_version(),
+        }
 
     def __call__(self, image: Any) -> list[Word]:
         try:
@@ -240,12 +250,20 @@ def cached_ocr(
     on_miss: Callable[[], None] | None = None,
 ) -> list[Word]:
     """``engine(image)``, stored under ``cache_dir`` by a hash of the image (or ``key``) and the
-    engine's settings; ``cache_dir=None`` disables the cache."""
+    engine's settings; ``cache_dir=None`` disables the cache. ``image`` may be a function that
+    loads the image, called only on a cache miss."""
+    if callable(image) and not hasattr(image, "convert"):
+        load = image
+    else:
+
+        def load() -> Any:
+            return image
+
     if cache_dir is None:
-        return engine(image)
+        return engine(load())
     digest = hashlib.sha256()
     digest.update(json.dumps(engine.settings(), sort_keys=True).encode())
-    digest.update(key if key is not None else _image_bytes(image))
+    digest.update(key if key is not None else _image_bytes(load()))
     path = Path(cache_dir) / engine.name / f"{digest.hexdigest()[:32]}.json"
     if path.is_file():
         try:
@@ -254,7 +272,7 @@ def cached_ocr(
             path.unlink(missing_ok=True)  # a torn write: read again
     if on_miss is not None:
         on_miss()
-    words = engine(image)
+    words = engine(load())
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(words_to_dicts(words)))

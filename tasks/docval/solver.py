@@ -115,10 +115,9 @@ def _ocr_sync(engine_name: OcrChoice, metadata: dict[str, Any], sample_id: Any) 
         return _read_words(metadata.get("gold_words"), sample_id)
     image_path = metadata["image"]
     with _OCR_SLOTS:
-        image = _open_image(image_path)
         return cached_ocr(
             make_ocr_engine(engine_name),
-            image,
+            lambda: _open_image(image_path),
             cache_dir() / "docval" / "ocr",
             key=Path(image_path).read_bytes(),
         )

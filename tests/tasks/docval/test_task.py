@@ -52,9 +52,16 @@ def test_ocr_baseline_on_exact_words_is_perfect(tmp_path):
     assert meta["dataset_generated"] and any("ocr_engine=gold" in d for d in meta["deviations"])
 
 
-def test_trivial_baseline_scores_below_rules(tmp_path):
-    log = _run(tmp_path, "none/none", method="ocr", n_docs=8, answer_rule="largest_amount")
-    assert _metrics(log)["anls/mean"] < 0.5
+def test_trivial_baseline_scores_below_rules_paired(tmp_path):
+    from tasks.docval.compare import paired, summary
+
+    rules = _run(tmp_path, "none/none", method="ocr", n_docs=8)
+    trivial = _run(tmp_path, "none/none", method="ocr", n_docs=8, answer_rule="largest_amount")
+    assert _metrics(trivial)["anls/mean"] < 0.5
+    text = paired(rules.location, trivial.location, "anls", field="total")
+    assert text.startswith("anls on 4 paired questions (field=total): A 100.0")
+    table = summary([rules.location], by="field")
+    assert "| all | 8 | 100.0 [100.0, 100.0] |" in table and "| total | 4 |" in table
 
 
 def test_model_reads_regions_and_scored_reply(tmp_path):

@@ -1,0 +1,126 @@
+"""Tables for the README from docval logs: per-run means with bootstrap intervals, per field or
+degradation level, and paired differences between two runs on the same questions.
+
+    python -m tasks.docval.compare summary LOG [LOG ...] [--by field|degradation|layout]
+    python -m tasks.docval.compare paired LOG_A LOG_B [--value anls] [--field total]
+
+``paired`` matches samples by id, keeps those both runs scored (optionally one field), and
+prints mean(A) − mean(B) with its 95 % paired-bootstrap interval (2000 resamples, seed 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections import defaultdict
+from typing import Any
+
+from inspect_ai.log import read_eval_log
+
+from scorers.stats import bootstrap_mean_ci, paired_bootstrap_diff
+
+__all__ = ["load_values", "main", "paired", "summary"]
+
+VALUES = ("anls", "map", "acc50", "validator_pass", "format_ok")
+
+
+def load_values(path: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """(run info, {sample id: {value key: float, "field": ..., "degradation": ...}})."""
+    log = read_eval_log(path)
+    if log.status != "success":
+        raise SystemExit(f"{path}: status {log.status}, not a finished run")
+    args = log.eval.task_args or {}
+    info = {
+        "path": path,
+        "model": log.eval.model,
+        **{k: args.get(k) for k in ("dataset", "method", "ocr_engine", "answer_rule", "degradation")},
+    }
+    rows: dict[str, dict[str, Any]] = {}
+    for s in log.samples or []:
+        if s.error is not None or not s.scores:
+            continue
+        score = next(iter(s.scores.values()))
+        row = {k: float(v) for k, v in dict(score.value).items()}  # type: ignore[arg-type]
+        row["field"] = s.metadata.get("field")
+        row["degradation"] = s.metadata.get("degradation", args.get("degradation"))
+        row["layout"] = s.metadata.get("layout")
+        row["failure"] = bool((score.metadata or {}).get("failure"))
+        rows[str(s.id)] = row
+    return info, rows
+
+
+def _fmt(ci: Any, pct: bool = True) -> str:
+    if math.isnan(ci.estimate):
+        return "—"
+    k = 100.0 if pct else 1.0
+    if math.isnan(ci.low):
+        return f"{ci.estimate * k:.1f}"
+    return f"{ci.estimate * k:.1f} [{ci.low * k:.1f}, {ci.high * k:.1f}]"
+
+
+def summary(paths: list[str], by: str | None = None) -> str:
+    lines = [
+        "| run | group | n | ANLS | mAP@[.50:.95] | Acc@0.5 | VAL pass | format ok |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for path in paths:
+        info, rows = load_values(path)
+        name = f"{info['method']}/{info.get('ocr_engine')}/{info.get('answer_rule') or ''} {info['model']}"
+        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in rows.values():
+            groups["all"].append(row)
+            if by:
+                groups[str(row.get(by))].append(row)
+        for group, items in groups.items():
+            cells = []
+            for key in VALUES:
+                vals = [r[key] for r in items if key in r and not math.isnan(r[key])]
+                cells.append(_fmt(bootstrap_mean_ci(vals)) if vals else "—")
+            lines.append(f"| {name} | {group} | {len(items)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def paired(path_a: str, path_b: str, value: str = "anls", field: str | None = None) -> str:
+    _, a = load_values(path_a)
+    _, b = load_values(path_b)
+    ids = sorted(
+        i
+        for i in a.keys() & b.keys()
+        if (field is None or a[i]["field"] == field)
+        and not math.isnan(a[i][value])
+        and not math.isnan(b[i][value])
+    )
+    if not ids:
+        raise SystemExit("no questions scored by both runs")
+    d = paired_bootstrap_diff([a[i][value] for i in ids], [b[i][value] for i in ids])
+    mean_a = sum(a[i][value] for i in ids) / len(ids)
+    mean_b = sum(b[i][value] for i in ids) / len(ids)
+    return (
+        f"{value} on {len(ids)} paired questions{f' (field={field})' if field else ''}: "
+        f"A {mean_a * 100:.1f}, B {mean_b * 100:.1f}, A − B = {d.delta * 100:+.1f} "
+        f"[{d.low * 100:+.1f}, {d.high * 100:+.1f}] (95 % paired bootstrap, p = {d.p_value:.4f})"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tasks.docval.compare", description=__doc__)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("summary")
+    s.add_argument("logs", nargs="+")
+    s.add_argument("--by", choices=["field", "degradation", "layout"])
+    p = sub.add_parser("paired")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--value", default="anls", choices=[*VALUES, "iou"])
+    p.add_argument("--field")
+    args = parser.parse_args(argv)
+    if args.cmd == "summary":
+        print(summary(args.logs, args.by))
+    else:
+        print(paired(args.a, args.b, args.value, args.field))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
