@@ -110,12 +110,14 @@ _BOUND_SUFFIXES = ("_lo", "_hi", "_low", "_high", "_ci_low", "_ci_high", "_stder
 
 
 def _key_regex(template: str) -> re.Pattern[str]:
-    """``<scorer>/<metric>`` template -> regex (``*`` = any scorer, ``{method}`` = a method)."""
+    """``<scorer>/<metric>`` template -> regex (``*`` = any scorer, ``{method}`` = a method: one
+    path segment, so ``*/{method}/auroc`` reads ``dispat/KNN/auroc`` but not the per-dataset
+    ``dispat/wbc/KNN/auroc`` beside it)."""
     scorer, _, name = template.partition("/") if "/" in template else ("*", "", template)
     scorer_re = "(?P<scorer>[^/]+)" if scorer in ("*", "{scorer}") else re.escape(scorer)
     parts = re.split(r"(\{method\}|\{scorer\})", name)
     name_re = "".join(
-        "(?P<method>.+?)" if p == "{method}" else "[^/]+" if p == "{scorer}" else re.escape(p)
+        "(?P<method>[^/]+)" if p == "{method}" else "[^/]+" if p == "{scorer}" else re.escape(p)
         for p in parts
     )
     return re.compile(f"{scorer_re}/{name_re}")

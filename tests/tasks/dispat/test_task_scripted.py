@@ -9,6 +9,7 @@ from inspect_ai.model import get_model
 from sklearn.metrics import roc_auc_score
 
 from methods.dispat import PyODDetector
+from scorers.stats import sample_order_key
 from tasks.dispat.dataset import load_npz, make_split
 from tasks.dispat.task import RUN_ALL_ARGS, dispat
 
@@ -129,3 +130,38 @@ def test_run_all_args_are_valid_parameters():
     params = inspect.signature(inspect.unwrap(dispat)).parameters
     assert set(RUN_ALL_ARGS) <= set(params)
     assert RUN_ALL_ARGS["method"] == "all" and RUN_ALL_ARGS["dataset"] == "wbc"
+
+
+def test_report_reads_one_row_per_method_with_intervals(rank_deficient_npz, tmp_path):
+    """The packaged leaderboard.yaml on a real dispat log: one row per method (not one more per
+    dataset key), the logged mean as the value, and a bootstrap interval over the test rows,
+    which for one dataset and seed is the logged AUROC's own."""
+    from reports import build_report
+    from scorers.stats import detection_interval
+
+    log_dir = tmp_path / "logs"
+    [log] = inspect_eval(
+        dispat(method="KNN,IForest", dataset=str(rank_deficient_npz), seeds=[0]),
+        model=get_model("scripted/unused", reply="unused"),
+        display="none",
+        log_dir=str(log_dir),
+    )
+    assert log.status == "success", log.error
+    logged = {k: v.value for k, v in log.results.scores[0].metrics.items()}
+    result = build_report(log_dir, tmp_path / "out", n_boot=200)
+    [board] = [lb for lb in result.leaderboards if lb.task == "dispat"]
+    rows = {row.method: row for row in board.rows}
+    assert set(rows) == {"KNN", "IForest"}
+    labels = [s.scores["anomaly_scores"].metadata["label"] for s in log.samples]
+    for method, row in rows.items():
+        cell = row.cells["auroc"]
+        assert cell.value == logged[f"{method}/auroc"] == logged[f"toy/{method}/auroc"]
+        assert cell.interval == "bootstrap" and cell.n == len(labels) and cell.note == ""
+        scores = [s.scores["anomaly_scores"].value[method] for s in log.samples]
+        ids = [s.id for s in log.samples]
+        order = sorted(range(len(ids)), key=lambda i: sample_order_key(ids[i]))
+        ci = detection_interval(
+            "auroc", [labels[i] for i in order], [scores[i] for i in order], n_boot=200
+        )
+        assert (cell.low, cell.high) == (ci.low, ci.high)
+    assert rows["KNN"].comparisons["auroc"].baseline.endswith("IForest")
