@@ -659,12 +659,9 @@ def _select(
     feats_done: set[Any] = set()
     pool = list(found)
     while pool and len(chosen) < limit:
-
-        def gain(item: tuple[set[Any], set[Any], dict[str, Any]]) -> tuple[int, int]:
-            return (len(item[0] - lines_done), len(item[1] - feats_done))
-
-        best = max(range(len(pool)), key=lambda i: (gain(pool[i]), -i))
-        if gain(pool[best]) == (0, 0):
+        gains = [(len(item[0] - lines_done), len(item[1] - feats_done)) for item in pool]
+        best = max(range(len(pool)), key=lambda i: (gains[i], -i))
+        if gains[best] == (0, 0):
             break
         fresh, feats, test = pool.pop(best)
         lines_done |= fresh

@@ -524,7 +524,14 @@ class _Collector:
                 )
         if not items:
             return
-        func_text = s.node_text(func)
+        # the callee as written (with its own brackets, e.g. "(lambda v: v)"): everything from
+        # the call's start up to the bracket that opens the argument list
+        opening = next(
+            (t for t in s.tokens_between(s.end(func), s.end(node)) if t.string == "("), None
+        )
+        if opening is None:
+            return
+        func_text = s.segment(s.start(node), opening.start)
 
         def text_of(kind: str, item: ast.AST, value: str | None = None) -> str:
             if kind == "kw":

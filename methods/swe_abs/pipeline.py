@@ -595,7 +595,11 @@ class Strengthener:
             rec = MutantRecord(mid, "model", "model", "model-written mutant", path, 0)
             self.out.mutants.append(rec)
             code = prompts.extract_python(reply)
-            new_source, note = prompts.replace_functions(gold, code) if code else (None, "no code")
+            new_source, note = (
+                prompts.replace_functions(gold, code, changed[0] if changed else None)
+                if code
+                else (None, "no code")
+            )
             if new_source is None:
                 rec.status, rec.note = "does_not_apply", note
                 self.out.model_events[-1].update(ok=False, failure="format")

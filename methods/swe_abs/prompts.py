@@ -47,29 +47,40 @@ def extract_diff(text: str) -> str | None:
     return None
 
 
-def _defs(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+def _defs(
+    tree: ast.Module, near_line: int | None = None
+) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
     out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+
+    def near(node: ast.AST) -> bool:
+        return near_line is not None and node.lineno <= near_line <= (node.end_lineno or 0)  # type: ignore[attr-defined]
+
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             out[node.name] = node
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
-                    out.setdefault(item.name, item)
+                    # a bare method name goes to the first class defining it, or to the one
+                    # holding ``near_line`` (where the change is)
+                    if item.name not in out or near(item):
+                        out[item.name] = item
                     out[f"{node.name}.{item.name}"] = item
     return out
 
 
-def replace_functions(source: str, code: str) -> tuple[str | None, str]:
+def replace_functions(
+    source: str, code: str, near_line: int | None = None
+) -> tuple[str | None, str]:
     """Replace each function of ``source`` that ``code`` redefines (matched by name, methods by
-    ``Class.name`` or bare name) with the new definition, re-indented. Returns (new source or
-    None, a note: what was replaced or why nothing was)."""
+    ``Class.name`` or bare name, the one around ``near_line`` first) with the new definition,
+    re-indented. Returns (new source or None, a note: what was replaced or why nothing was)."""
     try:
         new_tree = ast.parse(textwrap.dedent(code))
     except SyntaxError as exc:
         return None, f"the code does not parse: {exc.msg} (line {exc.lineno})"
     old_tree = ast.parse(source)
-    old_defs = _defs(old_tree)
+    old_defs = _defs(old_tree, near_line)
     new_code = textwrap.dedent(code)
     new_lines = new_code.splitlines(keepends=True)
     replacements: list[tuple[int, int, str]] = []

@@ -49,7 +49,9 @@ def context_excerpt(source: str, lines: list[int], window: int = 60) -> tuple[st
     return prompts.numbered(source, lo, hi), lo, hi
 
 
-def patch_from_reply(files: dict[str, str], path: str, reply: str) -> tuple[str | None, str, str]:
+def patch_from_reply(
+    files: dict[str, str], path: str, reply: str, near_line: int | None = None
+) -> tuple[str | None, str, str]:
     """(patch or None, failure kind, detail) from a solver reply: a diff, else a function block."""
     diff = prompts.extract_diff(reply)
     if diff is not None:
@@ -63,7 +65,7 @@ def patch_from_reply(files: dict[str, str], path: str, reply: str) -> tuple[str 
     code = prompts.extract_python(reply)
     if code is None:
         return None, "format", "no ```python block with the fixed function and no diff"
-    new_source, note = prompts.replace_functions(files[path], code)
+    new_source, note = prompts.replace_functions(files[path], code, near_line)
     if new_source is None:
         return None, "format", note
     patch = make_patch(path, files[path], new_source)
@@ -94,7 +96,9 @@ async def solve_instance(
     for _ in range(max(attempts, 1)):
         prompt = prompts.solver_prompt(problem_statement, path, excerpt, feedback)
         reply = await generate(prompts.SOLVER_SYSTEM, prompt)
-        patch, failure, detail = patch_from_reply(files, path, reply)
+        patch, failure, detail = patch_from_reply(
+            files, path, reply, changed[0] if changed else None
+        )
         attempt = SolveAttempt(
             reply=reply[:4000], patch=patch, failure=failure or None, detail=detail
         )

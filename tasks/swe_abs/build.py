@@ -203,7 +203,9 @@ async def build_one(project: dict[str, Any], spec: dict[str, Any]) -> dict[str, 
         ]
         assert base_tests_full is not None
     else:
-        base_src, note = replace_functions(upstream, spec["bug"])
+        base_src, note = replace_functions(
+            upstream, _qualified(spec["bug"], spec.get("function", ""))
+        )
         if base_src is None:
             raise SpecError(f"{where}: the bug does not replace a function: {note}")
         gold_text = upstream
@@ -215,7 +217,7 @@ async def build_one(project: dict[str, Any], spec: dict[str, Any]) -> dict[str, 
         raise SpecError(f"{where}: the bug changes nothing")
     cand_texts = {}
     for cand in spec["candidates"]:
-        text, note = replace_functions(base_src, cand["code"])
+        text, note = replace_functions(base_src, _qualified(cand["code"], spec.get("function", "")))
         if text is None:
             raise SpecError(f"{where}: candidate {cand['system']}: {note}")
         cand_texts[cand["system"]] = text
@@ -343,6 +345,15 @@ async def build_one(project: dict[str, Any], spec: dict[str, Any]) -> dict[str, 
     return record
 
 
+def _qualified(code: str, function: str) -> str:
+    """A method's code wrapped in its class, so it replaces that class's method only."""
+    if "." not in function:
+        return code
+    cls = function.split(".")[0]
+    body = "".join("    " + line if line.strip() else line for line in code.splitlines(True))
+    return f"class {cls}:\n{body}"
+
+
 def _sdist_text(sdist: dict[str, bytes], path: str) -> str:
     return sdist[path].decode("utf-8") if path in sdist else ""
 
@@ -410,6 +421,11 @@ def main(argv: list[str] | None = None) -> int:
         sdist_archive(project["sdist"])
         rec = asyncio.run(build_one(project, spec))
         records[spec["id"]] = rec
+        if not args.check:  # keep what is built so far
+            OUT.parent.mkdir(parents=True, exist_ok=True)
+            OUT.write_text(
+                "".join(json.dumps(records[i], sort_keys=True) + "\n" for i in ids if i in records)
+            )
         rep = rec["build_report"]
         n_f2p = len(json.loads(rec["FAIL_TO_PASS"]))
         n_p2p = len(json.loads(rec["PASS_TO_PASS"]))
