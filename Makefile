@@ -6,6 +6,8 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 APT_STAMP := $(VENV)/.apt-installed
+# swe_abs: the projects' sdists and the sandbox's test packages, fetched with pip at set-up time.
+SWE_ABS_STAMP := .cache/harness/swe_abs/.fetched
 APT_PACKAGES := bubblewrap chromium tesseract-ocr tesseract-ocr-eng
 # Point data at ../shared/data when it exists (CI and this workplace), else leave unset.
 DATA_DIR ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
@@ -17,7 +19,7 @@ PYTEST_ARGS ?=
 
 .PHONY: run test setup apt venv clean bench lint
 
-setup: $(STAMP)
+setup: $(STAMP) $(SWE_ABS_STAMP)
 
 apt: $(APT_STAMP)
 
@@ -45,10 +47,14 @@ $(STAMP): pyproject.toml $(APT_STAMP)
 	$(PIP) uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null || true
 	@touch $@
 
-run: $(STAMP)
+$(SWE_ABS_STAMP): tasks/swe_abs/sdists.txt tasks/swe_abs/sandbox-requirements.txt $(STAMP)
+	$(TEST_ENV) $(PY) -m tasks.swe_abs.fetch
+	@touch $@
+
+run: $(STAMP) $(SWE_ABS_STAMP)
 	$(TEST_ENV) $(VENV)/bin/harness run-all
 
-test: $(STAMP)
+test: $(STAMP) $(SWE_ABS_STAMP)
 	@mkdir -p .cache
 	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS)
 
