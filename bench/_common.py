@@ -11,12 +11,14 @@ PROMPTS = [f"Write one sentence about the number {n}." for n in range(1, 65)]
 MAX_TOKENS = 64
 
 
-def start_embedded_server():
+def start_embedded_server(dtype: str | None = None):
+    """vLLM on the embedded model; `dtype` None leaves the choice to `start_vllm_server`."""
     from harness.models.embedded import EMBEDDED_NAME, embedded_model_dir
     from harness.models.vllm_server import start_vllm_server
 
+    options = {} if dtype is None else {"dtype": dtype}
     return start_vllm_server(
-        embedded_model_dir(), served_model_name=EMBEDDED_NAME, max_model_len=2048
+        embedded_model_dir(), served_model_name=EMBEDDED_NAME, max_model_len=2048, **options
     )
 
 

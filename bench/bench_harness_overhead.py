@@ -1,20 +1,36 @@
-"""P1 — harness overhead: inspect eval tokens/s ÷ a raw async OpenAI loop, same vLLM server.
+"""P1 — harness overhead, three ways, against one vLLM server on the embedded model.
 
-Both clients send the same 64 chat requests (max_tokens=64, temperature 0) at the same
-concurrency to one vLLM server on the embedded model; the order alternates across repetitions.
-Goal: ratio ≥ 0.90 at concurrency 16.
+1. Entry point: the seconds importing the project's inspect entry point adds to
+   `import inspect_ai` (inspect imports it for every command). Goal: ≤ 1 s.
+2. Whole process: `harness eval` (a fresh process, as a user runs it) vs a raw async OpenAI
+   client script (a fresh process), the same 64 chat requests × 64 tokens at concurrency 16,
+   completion tokens per wall-clock second of each whole process. Goal: ratio ≥ 0.90.
+3. In-process: inspect eval tokens/s over the samples' span ÷ the raw loop's, at c = 16 and 4.
+
+The order alternates across repetitions; medians are printed. The server runs float32 (the fast
+path on CPUs without native bfloat16), or `BENCH_DTYPE`.
+Environment: BENCH_REPS (3), BENCH_CONCURRENCY (16,4), BENCH_IMPORT_REPS (7), BENCH_DTYPE.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from _common import MAX_TOKENS, PROMPTS, inspect_throughput, start_embedded_server
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+PYTHON = sys.executable
+HARNESS = str(Path(sys.executable).with_name("harness"))
 
 
 async def raw_loop(base_url: str, model: str, concurrency: int) -> tuple[float, int, float]:
@@ -40,32 +56,231 @@ async def raw_loop(base_url: str, model: str, concurrency: int) -> tuple[float, 
     return tokens / seconds, tokens, seconds
 
 
-def main() -> None:
-    concurrencies = [int(c) for c in os.environ.get("BENCH_CONCURRENCY", "16,4").split(",")]
-    reps = int(os.environ.get("BENCH_REPS", "2"))
-    with start_embedded_server() as server:
-        print(f"vLLM ready in {server.startup_s:.0f} s at {server.base_url}")
-        os.environ["VLLM_BASE_URL"] = server.base_url
-        from inspect_ai.model import get_model
+# ------------------------------------------------------------------------ 1. entry point import
+def _import_seconds(code: str) -> float:
+    started = time.perf_counter()
+    subprocess.run([PYTHON, "-c", code], check=True, cwd=REPO_ROOT)
+    return time.perf_counter() - started
 
-        model = get_model(f"vllm/{server.served_model_name}")
-        asyncio.run(raw_loop(server.base_url, server.served_model_name, 16))  # warm-up
-        for c in concurrencies:
-            raw, ins = [], []
-            for rep in range(reps):
-                order = ("raw", "inspect") if rep % 2 == 0 else ("inspect", "raw")
-                for kind in order:
-                    if kind == "raw":
-                        raw.append(
-                            asyncio.run(raw_loop(server.base_url, server.served_model_name, c))[0]
-                        )
-                    else:
-                        with tempfile.TemporaryDirectory() as logs:
-                            ins.append(inspect_throughput(model, PROMPTS, c, logs)[0])
-            r, i = statistics.median(raw), statistics.median(ins)
-            print(
-                f"P1 c={c:>2}: raw {r:7.1f} tok/s  harness {i:7.1f} tok/s  ratio {i / r:.3f}  (goal >= 0.90 at c=16)"
+
+def _importtime_entry_us() -> tuple[int, int]:
+    """(`import inspect_ai`, the entry point beyond it) in µs, from `python -X importtime`."""
+    result = subprocess.run(
+        [PYTHON, "-X", "importtime", "-c", "import inspect_ai; import harness._inspect_entry"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO_ROOT,
+    )
+    cumulative = {}
+    for line in result.stderr.splitlines():
+        parts = [p.strip() for p in line.removeprefix("import time:").split("|")]
+        if len(parts) == 3 and parts[1].isdigit():
+            cumulative[parts[2]] = int(parts[1])
+    return cumulative["inspect_ai"], cumulative["harness._inspect_entry"]
+
+
+def bench_entry_point(reps: int) -> None:
+    base, entry = [], []
+    for rep in range(reps):
+        pair = [
+            ("base", "import inspect_ai"),
+            ("entry", "import inspect_ai, harness._inspect_entry"),
+        ]
+        for kind, code in pair if rep % 2 == 0 else pair[::-1]:
+            (base if kind == "base" else entry).append(_import_seconds(code))
+    extra = statistics.median(e - b for e, b in zip(entry, base, strict=True))
+    inspect_us, entry_us = _importtime_entry_us()
+    print(
+        f"P1 entry point: import inspect_ai {statistics.median(base):.2f} s, with the entry point "
+        f"{statistics.median(entry):.2f} s: +{extra:.2f} s wall (median of {reps} paired runs); "
+        f"-X importtime: inspect_ai {inspect_us / 1e6:.2f} s, entry point +{entry_us / 1e6:.3f} s"
+        f"  (goal <= +1 s)"
+    )
+
+
+# ------------------------------------------------------------------------- 2. whole process
+RAW_SCRIPT = """
+import asyncio, json, sys, time
+started = time.perf_counter()
+from openai import AsyncOpenAI
+base_url, model, concurrency, max_tokens = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+prompts = json.loads(sys.stdin.read())
+
+async def main():
+    client = AsyncOpenAI(base_url=base_url, api_key="x")
+    gate = asyncio.Semaphore(concurrency)
+    async def one(prompt):
+        async with gate:
+            reply = await client.chat.completions.create(
+                model=model, messages=[{"role": "user", "content": prompt}],
+                max_tokens=max_tokens, temperature=0)
+            return reply.usage.completion_tokens
+    tokens = sum(await asyncio.gather(*(one(p) for p in prompts)))
+    await client.close()
+    return tokens
+
+print(json.dumps({"tokens": asyncio.run(main())}))
+"""
+
+
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def whole_raw(base_url: str, model: str, concurrency: int) -> tuple[float, int, float]:
+    """(wall s, completion tokens, CPU s) of a fresh raw-client process."""
+    cpu, started = _child_cpu(), time.perf_counter()
+    result = subprocess.run(
+        [PYTHON, "-c", RAW_SCRIPT, base_url, model, str(concurrency), str(MAX_TOKENS)],
+        input=json.dumps(PROMPTS),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    wall = time.perf_counter() - started
+    return wall, json.loads(result.stdout)["tokens"], _child_cpu() - cpu
+
+
+def whole_harness(
+    base_url: str, model: str, concurrency: int, display: str
+) -> tuple[float, int, float]:
+    """(wall s, completion tokens, CPU s) of a fresh `harness eval` process."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    with tempfile.TemporaryDirectory() as logs:
+        env = dict(os.environ, VLLM_BASE_URL=base_url)
+        env["PYTHONPATH"] = os.pathsep.join([str(BENCH_DIR), env.get("PYTHONPATH", "")])
+        command = [
+            HARNESS,
+            "eval",
+            f"task={BENCH_DIR / '_prompt_task.py'}@prompts",
+            f"model=vllm/{model}",
+            f"max_connections={concurrency}",
+            f"max_samples={concurrency}",
+            f"max_tokens={MAX_TOKENS}",
+            "temperature=0",
+            f"log_dir={logs}",
+            f"display={display}",
+        ]
+        cpu, started = _child_cpu(), time.perf_counter()
+        result = subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO_ROOT)
+        wall = time.perf_counter() - started
+        cpu = _child_cpu() - cpu
+        if result.returncode != 0:
+            raise RuntimeError(
+                f"harness eval failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
             )
+        [info] = list_eval_logs(logs)
+        log = read_eval_log(info.name)
+        tokens = sum(s.output.usage.output_tokens for s in log.samples or [] if s.output.usage)
+    return wall, tokens, cpu
+
+
+def whole_inspect(
+    base_url: str, model: str, concurrency: int, display: str
+) -> tuple[float, int, float]:
+    """(wall s, completion tokens, CPU s) of a fresh plain `inspect eval` process (no harness)."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    with tempfile.TemporaryDirectory() as logs:
+        env = dict(os.environ, VLLM_BASE_URL=base_url)
+        env["PYTHONPATH"] = os.pathsep.join([str(BENCH_DIR), env.get("PYTHONPATH", "")])
+        command = [
+            str(Path(sys.executable).with_name("inspect")),
+            "eval",
+            f"{BENCH_DIR / '_prompt_task.py'}@prompts",
+            f"--model=vllm/{model}",
+            f"--max-connections={concurrency}",
+            f"--max-samples={concurrency}",
+            f"--max-tokens={MAX_TOKENS}",
+            "--temperature=0",
+            f"--log-dir={logs}",
+            f"--display={display}",
+        ]
+        cpu, started = _child_cpu(), time.perf_counter()
+        result = subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO_ROOT)
+        wall = time.perf_counter() - started
+        cpu = _child_cpu() - cpu
+        if result.returncode != 0:
+            raise RuntimeError(
+                f"inspect eval failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
+            )
+        [info] = list_eval_logs(logs)
+        log = read_eval_log(info.name)
+        tokens = sum(s.output.usage.output_tokens for s in log.samples or [] if s.output.usage)
+    return wall, tokens, cpu
+
+
+def bench_whole_process(base_url: str, model: str, reps: int, display: str) -> None:
+    c = 16
+    runs: dict[str, list[tuple[float, int, float]]] = {"raw": [], "harness": [], "inspect": []}
+    arms = {
+        "raw": lambda: whole_raw(base_url, model, c),
+        "harness": lambda: whole_harness(base_url, model, c, display),
+        "inspect": lambda: whole_inspect(base_url, model, c, display),
+    }
+    for rep in range(reps):
+        order = list(arms) if rep % 2 == 0 else list(arms)[::-1]
+        for kind in order:
+            runs[kind].append(arms[kind]())
+
+    def summary(kind: str) -> tuple[float, str]:
+        tps = statistics.median(t / w for w, t, _ in runs[kind])
+        wall = statistics.median(w for w, _, _ in runs[kind])
+        cpu = statistics.median(cpu for _, _, cpu in runs[kind])
+        return tps, f"{wall:.1f} s wall, {cpu:.1f} s CPU, {tps:.1f} tok/s"
+
+    raw_tps, raw_text = summary("raw")
+    harness_tps, harness_text = summary("harness")
+    inspect_tps, inspect_text = summary("inspect")
+    print(f"P1 whole process c={c}, display={display}, {reps} runs each (medians):")
+    print(f"   raw async client   {raw_text}")
+    print(f"   plain inspect eval {inspect_text}  ratio {inspect_tps / raw_tps:.3f}")
+    print(
+        f"   harness eval       {harness_text}  ratio {harness_tps / raw_tps:.3f}  (goal >= 0.90)"
+    )
+
+
+# ------------------------------------------------------------------------------ 3. in-process
+def bench_in_process(server, concurrencies: list[int], reps: int) -> None:
+    from inspect_ai.model import get_model
+
+    model = get_model(f"vllm/{server.served_model_name}")
+    for c in concurrencies:
+        raw, ins = [], []
+        for rep in range(reps):
+            order = ("raw", "inspect") if rep % 2 == 0 else ("inspect", "raw")
+            for kind in order:
+                if kind == "raw":
+                    raw.append(
+                        asyncio.run(raw_loop(server.base_url, server.served_model_name, c))[0]
+                    )
+                else:
+                    with tempfile.TemporaryDirectory() as logs:
+                        ins.append(inspect_throughput(model, PROMPTS, c, logs)[0])
+        r, i = statistics.median(raw), statistics.median(ins)
+        print(
+            f"P1 in-process c={c:>2}: raw {r:7.1f} tok/s  inspect {i:7.1f} tok/s  ratio {i / r:.3f}"
+        )
+
+
+def main() -> None:
+    reps = int(os.environ.get("BENCH_REPS", "3"))
+    concurrencies = [int(c) for c in os.environ.get("BENCH_CONCURRENCY", "16,4").split(",") if c]
+    bench_entry_point(int(os.environ.get("BENCH_IMPORT_REPS", "7")))
+    sys.stdout.flush()
+    dtype = os.environ.get("BENCH_DTYPE", "float32")
+    with start_embedded_server(dtype=dtype) as server:
+        print(f"vLLM ({dtype}) ready in {server.startup_s:.0f} s at {server.base_url}")
+        os.environ["VLLM_BASE_URL"] = server.base_url
+        asyncio.run(raw_loop(server.base_url, server.served_model_name, 16))  # warm-up
+        for display in os.environ.get("BENCH_DISPLAY", "none").split(","):
+            bench_whole_process(server.base_url, server.served_model_name, reps, display)
+            sys.stdout.flush()
+        if concurrencies:
+            bench_in_process(server, concurrencies, max(2, reps - 1))
     sys.stdout.flush()
 
 

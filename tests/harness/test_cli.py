@@ -92,3 +92,25 @@ def test_a_long_value_is_cut_in_the_error(capsys):
     assert main(["report", "x" * 100_000]) == 2
     err = capsys.readouterr().err
     assert "… (100000 characters)" in err and len(err) < 1000
+
+
+@pytest.mark.parametrize(
+    "args, code, stream, text",
+    [
+        (["report", "--help"], 0, "stdout", "usage: harness report"),
+        (["eval", "task=anchor", "limit=0"], 2, "stderr", "limit=0: must be a positive number"),
+        (["bogus"], 2, "stderr", "unknown command"),
+    ],
+)
+def test_the_console_entry_point_keeps_exit_codes_and_output(args, code, stream, text):
+    # `entry` ends the process without the interpreter's teardown; output and codes survive it.
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    result = subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, cwd=REPO_ROOT
+    )
+    assert result.returncode == code
+    assert text in getattr(result, stream)
