@@ -280,7 +280,7 @@ def cmd_serve(args: list[str]) -> int:
 def cmd_run_all(args: list[str]) -> int:
     """The main job: every task on the embedded default with small limits, then the report."""
     from harness.config import EvalConfig
-    from harness.discovery import discover_tasks
+    from harness.discovery import TaskRegistry, discover_tasks
     from harness.eval import run_eval
 
     options = dict(parse_overrides(args))
@@ -290,17 +290,22 @@ def cmd_run_all(args: list[str]) -> int:
             raise ConfigError(
                 f"harness run-all: unknown option '{clip(key)}'; expected {', '.join(sorted(known))}"
             )
-    registry = discover_tasks().loaded()  # every task runs: import them all, skip broken ones
-    _warn_task_errors(registry.errors)
-    names = sorted(registry.tasks)
+    found = discover_tasks()
+    names = sorted(found.tasks)
     if "tasks" in options:
         names = [n for n in options["tasks"].split(",") if n]
-        unknown = [n for n in names if n not in registry.tasks]
+        unknown = [n for n in names if n not in found.tasks and n not in found.errors]
         if unknown:
             raise ConfigError(
                 f"harness run-all: unknown task(s) {clip(', '.join(unknown))}; "
-                f"known: {', '.join(registry.tasks)}"
+                f"known: {', '.join(found.tasks)}"
             )
+    # Import the chosen tasks; a broken one is reported and skipped, the others run.
+    registry = TaskRegistry({n: found.tasks[n] for n in names if n in found.tasks}, {}).loaded()
+    if "tasks" not in options:
+        names += sorted(found.errors)  # reported below with the reason
+    _warn_task_errors({**{n: e for n, e in found.errors.items() if n in names}, **registry.errors})
+    names = [n for n in names if n in registry.tasks]
     log_dir = options.get("log_dir", "logs/run-all")
     config = EvalConfig(
         task=names,

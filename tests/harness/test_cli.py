@@ -28,6 +28,7 @@ def test_registry_loads_every_task_package():
         (["report", "logs", "outt=x"], 2, "unknown option"),
         (["serve", "prot=1"], 2, "unknown option 'prot'"),
         (["list", "x=1"], 2, "takes no arguments"),
+        (["run-all", "tasks=anchor,nosuch"], 2, "unknown task(s) nosuch"),
     ],
 )
 def test_bad_commands_exit_nonzero_with_message(argv, code, message, capsys):
