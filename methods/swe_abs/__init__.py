@@ -44,10 +44,17 @@ from methods.swe_abs.prompts import (
 )
 from methods.swe_abs.rerank import Reranking, ordinal_ranks, rerank, sensitivity, spearman
 from methods.swe_abs.slicing import MustCover, analyse_source, coverage_rate, must_cover
-from methods.swe_abs.workspace import RunnerEnv, RunnerError, SandboxLike, Workspace
+from methods.swe_abs.workspace import (
+    RUNNER_SOURCE,
+    RunnerEnv,
+    RunnerError,
+    SandboxLike,
+    Workspace,
+)
 
 __all__ = [
     "FAMILIES",
+    "RUNNER_SOURCE",
     "Candidate",
     "CandidateVerdict",
     "DifferentialSpec",

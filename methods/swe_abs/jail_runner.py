@@ -739,9 +739,16 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
             for b in shapes[i + 1 :]
         }
         kept.append(
-            (fresh, features, {"test": test, "lines": sorted({ln for _, ln in lines}),
-                               "new_lines": sorted({ln for _, ln in fresh})})
-        )  # fmt: skip
+            (
+                fresh,
+                features,
+                {
+                    "test": test,
+                    "lines": sorted({ln for _, ln in lines}),
+                    "new_lines": sorted({ln for _, ln in fresh}),
+                },
+            )
+        )
 
     try:
         probe()
@@ -888,6 +895,16 @@ def resolve(job: dict[str, Any], results: dict[str, Any]) -> dict[str, Any] | No
         factor = float(sel.get("timeout_factor", 10.0))
         job["timeout"] = min(
             float(job.get("timeout", 60)), factor * clean + float(sel.get("timeout_base", 1.0))
+        )
+    budget = job.get("timeout_from")
+    if budget is not None:  # 10x the clean time of these tests on the reference, + 1 s
+        base = results.get(budget["job"]) or {}
+        durations = base.get("durations") or {}
+        tests = job.get("tests") or list(durations)
+        clean = sum(durations.get(t, 0.0) for t in tests)
+        job["timeout"] = min(
+            float(job.get("timeout", 60)),
+            float(budget.get("factor", 10.0)) * clean + float(budget.get("base", 1.0)),
         )
     unc = job.get("uncovered_from")
     if unc is not None:

@@ -330,7 +330,7 @@ class Strengthener:
                             path,
                             m.line,
                             status="equivalent_bytecode",
-                        )  # fmt: skip
+                        )
                     )
                     continue
                 pool.append(m)
@@ -352,13 +352,23 @@ class Strengthener:
         original tests, then differential search and exploration for what survived."""
         cfg, ws = self.cfg, self.ws
         jobs: list[dict[str, Any]] = [
-            {"id": "gold", "kind": "tests", "coverage": True, "details": True,
-             "durations": True, "timeout": cfg.job_timeout},
+            {
+                "id": "gold",
+                "kind": "tests",
+                "coverage": True,
+                "details": True,
+                "durations": True,
+                "timeout": cfg.job_timeout,
+            },
             {"id": "gold-rerun", "kind": "tests", "timeout": cfg.job_timeout},
-            {"id": "base", "kind": "tests", "tests": list(self.inst.fail_to_pass),
-             "variant": {"files": {p: ws.texts.get(p, "") for p in self.sources}},
-             "timeout": cfg.job_timeout},
-        ]  # fmt: skip
+            {
+                "id": "base",
+                "kind": "tests",
+                "tests": list(self.inst.fail_to_pass),
+                "variant": {"files": {p: ws.texts.get(p, "") for p in self.sources}},
+                "timeout": cfg.job_timeout,
+            },
+        ]
         self.cand_changes: dict[int, dict[str, str | None] | None] = {}
         for i, cand in enumerate(trusted):
             changed, problem = check_patch(ws.texts, cand.patch)
@@ -370,7 +380,7 @@ class Strengthener:
                         "kind": "tests",
                         "variant": self._variant_of(changed),
                         "timeout": cfg.job_timeout,
-                    }  # fmt: skip
+                    }
                 )
         for mid, m in self.mutants.items():
             jobs.append(
@@ -380,7 +390,7 @@ class Strengthener:
                     "variant": self.mutant_sources[mid],
                     "select_from": {"job": "gold", "lines": {m.path: [m.line]}},
                     "timeout": cfg.mutant_timeout,
-                }  # fmt: skip
+                }
             )
         spec = self.inst.differential.as_dict() if self.inst.differential else None
         if spec is not None and "differential" in cfg.tests_from:
@@ -395,7 +405,7 @@ class Strengthener:
                         "skip_if_killed": f"mut:{mid}",
                         "test_name": _test_name("diff", mid),
                         "timeout": max(cfg.mutant_timeout * 3, 30),
-                    }  # fmt: skip
+                    }
                 )
         if spec is not None and "explore" in cfg.tests_from:
             jobs.append(
@@ -408,7 +418,7 @@ class Strengthener:
                     "max_tests": cfg.explore_tests,
                     "uncovered_from": {"job": "gold", "targets": self.targets},
                     "timeout": 120,
-                }  # fmt: skip
+                }
             )
         res = await ws.run_plan(
             "repo", self.test_files, self.sources, jobs, timeout=cfg.plan_timeout
@@ -424,9 +434,11 @@ class Strengthener:
         self.out.flaky_original = flaky_tests([gold["status"], rerun["status"]])
         self.flaky_excluded |= set(self.out.flaky_original)
         grade = swebench_grade(
-            gold["status"], self.inst.fail_to_pass, self.inst.pass_to_pass,
+            gold["status"],
+            self.inst.fail_to_pass,
+            self.inst.pass_to_pass,
             exclude=self.flaky_excluded,
-        )  # fmt: skip
+        )
         self.out.gold_resolved = grade.resolved
         if not grade.resolved:
             self.out.notes.append(
@@ -480,9 +492,13 @@ class Strengthener:
         )
         name = code.split("def ", 1)[1].split("(", 1)[0] if "def " in code else "?"
         test = NewTest(
-            name=name, origin=origin,  # type: ignore[arg-type]
-            module=module, nodeid=f"{module}::{name}", code=code, target=target,
-        )  # fmt: skip
+            name=name,
+            origin=origin,  # type: ignore[arg-type]
+            module=module,
+            nodeid=f"{module}::{name}",
+            code=code,
+            target=target,
+        )
         self.out.new_tests.append(test)
         return test
 
@@ -509,7 +525,7 @@ class Strengthener:
                 "coverage": True,
                 "details": True,
                 "timeout": self.cfg.job_timeout,
-            }  # fmt: skip
+            }
         ]
         if mutant is not None:
             jobs.append(
@@ -519,7 +535,7 @@ class Strengthener:
                     "variant": self.mutant_sources[mutant],
                     "details": True,
                     "timeout": self.cfg.mutant_timeout,
-                }  # fmt: skip
+                }
             )
         res = await self.ws.run_plan(
             "repo", [module], self.sources, jobs, timeout=self.cfg.plan_timeout
@@ -544,9 +560,12 @@ class Strengthener:
         src = self.ws.gold_texts[path].splitlines()
         shown = [(ln, src[ln - 1].strip()) for ln in lines]
         prompt = prompts.coverage_prompt(
-            self.inst.problem_statement, self.inst.patch, path, shown,
+            self.inst.problem_statement,
+            self.inst.patch,
+            path,
+            shown,
             _imports_of(self.ws.gold_texts[self.test_files[0]]),
-        )  # fmt: skip
+        )
         for attempt in range(self.cfg.retries):
             reply = await self._ask("tester", gen, prompts.TESTER_SYSTEM, prompt, "coverage")
             code = prompts.extract_python(reply)
@@ -619,10 +638,12 @@ class Strengthener:
                 verdicts = []
                 for _ in range(self.cfg.judge_repeats):
                     jr = await self._ask(
-                        "judge", judge, prompts.JUDGE_SYSTEM,
+                        "judge",
+                        judge,
+                        prompts.JUDGE_SYSTEM,
                         prompts.judge_prompt(self.inst.problem_statement, self.inst.patch, patch),
                         "equivalence",
-                    )  # fmt: skip
+                    )
                     v = prompts.parse_judge(jr)
                     if not v.parsed:
                         self.out.model_events[-1].update(ok=False, failure="judge_format")
@@ -639,11 +660,19 @@ class Strengthener:
             self.mutant_sources[mid] = {"files": {path: new_source}}
             # must still pass the current tests (original + accepted model tests so far)
             res = await self.ws.run_plan(
-                "repo", self.test_files, self.sources,
-                [{"id": "m", "kind": "tests", "variant": self.mutant_sources[mid],
-                  "timeout": self.cfg.job_timeout}],
+                "repo",
+                self.test_files,
+                self.sources,
+                [
+                    {
+                        "id": "m",
+                        "kind": "tests",
+                        "variant": self.mutant_sources[mid],
+                        "timeout": self.cfg.job_timeout,
+                    }
+                ],
                 timeout=self.cfg.plan_timeout,
-            )  # fmt: skip
+            )
             r = res["jobs"]["m"]
             killed = r.get("timed_out") or _failed(r.get("status", {}), list(self.gold_status))
             rec.status = "killed_original" if killed else "survived"
@@ -659,9 +688,11 @@ class Strengthener:
             m = self.mutants[mid]
             gold = self.ws.gold_texts[m.path]
             prompt = prompts.mutant_test_prompt(
-                self.inst.problem_statement, self.inst.patch, make_patch(m.path, gold, m.source),
+                self.inst.problem_statement,
+                self.inst.patch,
+                make_patch(m.path, gold, m.source),
                 _imports_of(self.ws.gold_texts[self.test_files[0]]),
-            )  # fmt: skip
+            )
             for attempt in range(self.cfg.retries):
                 reply = await self._ask("tester", gen, prompts.TESTER_SYSTEM, prompt, "mutant")
                 code = prompts.extract_python(reply)
@@ -687,7 +718,7 @@ class Strengthener:
                     self.out.new_tests.append(
                         NewTest(
                             t.split("::", 1)[1], "model_mutant", res["module"], t, code, target=mid
-                        )  # fmt: skip
+                        )
                     )
                 break
 
@@ -745,9 +776,10 @@ class Strengthener:
                     "id": f"gold-{r}",
                     "kind": "tests",
                     "coverage": r == 0,
+                    "durations": r == 0,
                     "tests": original + new_ids + removed_ids,
                     "timeout": cfg.job_timeout,
-                }  # fmt: skip
+                }
             )
         # killed mutants are re-run only to measure what removed tests would have caught
         wanted = (
@@ -764,7 +796,8 @@ class Strengthener:
                         "tests": tests,
                         "variant": self.mutant_sources[mid],
                         "timeout": cfg.mutant_timeout,
-                    }  # fmt: skip
+                        "timeout_from": {"job": "gold-0"},
+                    }
                 )
         for i in range(len(trusted)):
             if self.cand_changes.get(i) is not None and (new_ids or removed_ids):
@@ -775,7 +808,7 @@ class Strengthener:
                         "tests": new_ids + removed_ids,
                         "variant": self._variant_of(self.cand_changes[i] or {}),
                         "timeout": cfg.job_timeout,
-                    }  # fmt: skip
+                    }
                 )
         test_files = [*self.test_files, *files]
         res = (
@@ -895,9 +928,12 @@ class Strengthener:
         job = {"id": "all", "kind": "tests", "timeout": self.cfg.job_timeout}
         try:
             res = await self.ws.run_plan(
-                tree, [*self.test_files, *self._new_modules(), *([removed[0]] if removed else [])],
-                self.sources, [job], timeout=self.cfg.candidate_timeout,
-            )  # fmt: skip
+                tree,
+                [*self.test_files, *self._new_modules(), *([removed[0]] if removed else [])],
+                self.sources,
+                [job],
+                timeout=self.cfg.candidate_timeout,
+            )
         except TimeoutError:
             verdict.problem, verdict.detail = (
                 "timeout",

@@ -213,8 +213,12 @@ def score_outcome(outcome: dict[str, Any], solver: dict[str, Any] | None) -> Sco
     value["solver_resolved_abs"] = int(bool(model and model[0]["resolved_abs"]))
     value["coverage_before"] = float(outcome["coverage_before"])
     value["coverage_after"] = float(outcome["coverage_after"])
-    live = [m for m in outcome["mutants"] if not m["status"].startswith("equivalent")
-            and m["status"] not in ("judge_rejected", "does_not_apply", "error")]  # fmt: skip
+    live = [
+        m
+        for m in outcome["mutants"]
+        if not m["status"].startswith("equivalent")
+        and m["status"] not in ("judge_rejected", "does_not_apply", "error")
+    ]
     survived = [m for m in live if m["status"] in ("survived", "no_tests", "killed_new")]
     value["mutants"] = len(live)
     value["mutants_survived"] = len(survived)
@@ -237,6 +241,8 @@ def score_outcome(outcome: dict[str, Any], solver: dict[str, Any] | None) -> Sco
         model_c = model[0] if model else None
         if solver.get("format_failure"):
             failure = "format: the model's reply held no patch or function block"
+        elif solver.get("failure"):
+            failure = str(solver["failure"])
         elif model_c is not None and model_c.get("problem"):
             failure = f"{model_c['problem']}: {model_c.get('detail', '')}"[:300]
         metadata["solver_problem"] = (model_c or {}).get("problem")
@@ -254,8 +260,12 @@ def score_outcome(outcome: dict[str, Any], solver: dict[str, Any] | None) -> Sco
         explanation += f"; solver: {failure}"
     if not outcome["gold_resolved"]:
         explanation += "; WARNING: the gold patch does not resolve the instance here"
-    return Score(value=value, answer=(model[0]["system"] if model else None), explanation=explanation,
-                 metadata=metadata)  # fmt: skip
+    return Score(
+        value=value,
+        answer=(model[0]["system"] if model else None),
+        explanation=explanation,
+        metadata=metadata,
+    )
 
 
 @scorer(metrics=METRICS)

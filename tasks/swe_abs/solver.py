@@ -70,8 +70,9 @@ def swe_abs_solver(
 ) -> Solver:
     async def run(state: TaskState, generate: Generate) -> TaskState:  # noqa: ARG001
         inst = instances[str(state.sample_id)]
-        files = base_tree(inst.base_commit, str(inst.extra.get("base_setup_patch", "")),
-                          where=inst.instance_id)  # fmt: skip
+        files = base_tree(
+            inst.base_commit, str(inst.extra.get("base_setup_patch", "")), where=inst.instance_id
+        )
         pythonpath = await _provision(provision, site, site_tar)
         env = RunnerEnv(pythonpath=(pythonpath,))
         box: Any = sandbox()
@@ -86,12 +87,21 @@ def swe_abs_solver(
 
             await ws0.prepare()
             result = await solve_instance(
-                role_generator(None, max_tokens), texts, inst.patch, inst.problem_statement,
+                role_generator(None, max_tokens),
+                texts,
+                inst.patch,
+                inst.problem_statement,
                 attempts=solver_attempts,
                 test_feedback=feedback if solver_attempts > 1 else None,
-            )  # fmt: skip
+            )
+            last = result.attempts[-1] if result.attempts else None
             solver_info = {
                 "format_failure": result.format_failure,
+                "failure": (
+                    f"{last.failure}: {last.detail}"[:300]
+                    if result.patch is None and last is not None and last.failure
+                    else None
+                ),
                 "attempts": [dataclasses.asdict(a) for a in result.attempts],
             }
             model_name = str(get_model())
@@ -102,7 +112,7 @@ def swe_abs_solver(
                     kind="model",
                     note="the model under test's patch",
                     trusted=False,
-                )  # fmt: skip
+                )
             )
         roles = Roles()
         if model_roles:
@@ -131,11 +141,20 @@ async def _existing_tests_report(
     tree = await ws.fresh_tree(changed)
     try:
         res = await ws.run_plan(
-            tree, inst.test_files(), [],
-            [{"id": "p2p", "kind": "tests", "tests": list(inst.pass_to_pass), "details": True,
-              "timeout": config.job_timeout}],
+            tree,
+            inst.test_files(),
+            [],
+            [
+                {
+                    "id": "p2p",
+                    "kind": "tests",
+                    "tests": list(inst.pass_to_pass),
+                    "details": True,
+                    "timeout": config.job_timeout,
+                }
+            ],
             timeout=config.candidate_timeout,
-        )  # fmt: skip
+        )
     except TimeoutError:
         return "the test run did not finish in time"
     finally:

@@ -65,7 +65,7 @@ def _sandbox_spec(kind: str, site: Path, memory_mb: int) -> Any:
             "bwrap",
             BwrapConfig(
                 ro_binds=[str(site)], memory_mb=memory_mb, max_processes=256, timeout_s=1800
-            ),  # fmt: skip
+            ),
         )
     if kind == "docker":
         compose = _REPO / "sandboxes" / "docker" / "compose.yaml"
@@ -92,6 +92,7 @@ def swe_abs(
     explore_examples: int = 150,
     explore_tests: int = 10,
     max_tokens: int = 1024,
+    test_timeout: int = 60,
     sandbox: Literal["bwrap", "docker", "local"] = "bwrap",
     memory_mb: int = 2048,
     sample_time_limit: int = 3600,
@@ -119,6 +120,9 @@ def swe_abs(
         explore_examples: Hypothesis examples of the characterisation search.
         explore_tests: characterisation tests kept per instance.
         max_tokens: generation cap of every model call.
+        test_timeout: seconds for one test run of one variant (a candidate that hangs or forks
+            without end is stopped there and scored); a mutant gets 10x its covering tests'
+            clean time + 1 s, at most this.
         sandbox: bwrap (default), docker or local (no isolation; debugging only).
         memory_mb: the sandbox's memory limit.
         sample_time_limit: seconds per instance.
@@ -148,7 +152,7 @@ def swe_abs(
                 "model": {"model"},
                 "none": set(),
                 "both": {"differential", "explore", "model"},
-            }[tests_from]  # fmt: skip
+            }[tests_from]
         ),
         mutants_from=frozenset(
             {"operators": {"operators"}, "model": {"model"}, "both": {"operators", "model"}}[
@@ -162,6 +166,9 @@ def swe_abs(
         explore_examples=explore_examples,
         explore_tests=explore_tests,
         flaky_reruns=flaky_reruns,
+        job_timeout=float(test_timeout),
+        mutant_timeout=float(test_timeout),
+        candidate_timeout=max(4 * test_timeout, 120),
         seed=seed,
     )
     deviations = list(DEVIATIONS)
@@ -212,7 +219,7 @@ def swe_abs(
 # `make run`: two instances, the embedded model solves them (one attempt, short replies), the
 # strengthening is model-free (≤ 60 s on 2 cores).
 RUN_ALL_ARGS: dict[str, Any] = {
-    "instances": "pytoolz__toolz-interpose-empty,pytoolz__toolz-update_in-default",
+    "instances": "mahmoud__boltons-clamp-bounds,jpvanhal__inflection-dasherize-all",
     "solver": "model",
     "tests_from": "model_free",
     "max_tokens": 256,

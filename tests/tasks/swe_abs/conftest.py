@@ -1,0 +1,45 @@
+"""Shared fixtures of the swe_abs task tests: the sandbox and the set-up cache, or a skip."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def swe_abs_ready() -> None:
+    """Skip with the reason when bwrap cannot run or the sdists/test packages were not fetched."""
+    import sandboxes.bwrap as bw
+    from tasks.swe_abs.fetch import SetupMissingError, require_site, sdist_archive
+
+    problem = bw.bwrap_problem()
+    if problem:
+        pytest.skip(f"bwrap sandbox unavailable: {problem}")
+    try:
+        require_site()
+        for req in ("toolz==1.2.0", "inflection==0.5.1", "boltons==26.2.0", "six==1.17.0"):
+            sdist_archive(req)
+    except SetupMissingError as exc:
+        pytest.skip(str(exc))
+
+
+def run_swe_abs(tmp_path, model: Any, *, roles: dict[str, Any] | None = None, **task_args: Any):
+    """Evaluate swe_abs on scripted models; returns (log, [per-sample swe_abs metadata])."""
+    from inspect_ai import eval
+
+    import harness.models  # noqa: F401  (registers the scripted provider)
+    from tasks.swe_abs.task import swe_abs
+
+    [log] = eval(
+        swe_abs(**task_args),
+        model=model,
+        model_roles=roles or {},
+        log_dir=str(tmp_path),
+        display="none",
+        max_samples=1,
+        fail_on_error=False,
+    )
+    assert log.status == "success", log.error
+    assert log.samples is not None
+    return log, log.samples

@@ -1,0 +1,143 @@
+"""End to end in the bwrap sandbox with scripted models: the solver's patch graded before and
+after strengthening; malformed patches scored with their reason; a hanging and a fork-bombing
+patch stopped by the limits and scored while the run goes on; a flaky test detected and excluded."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .conftest import run_swe_abs
+
+CLAMP = "mahmoud__boltons-clamp-bounds"
+FAST = {"instances": CLAMP, "tests_from": "none", "max_mutants": 0, "flaky_reruns": 1}
+
+GOOD = '''Here is the fix:
+```python
+def clamp(x, lower=float('-inf'), upper=float('inf')):
+    """Limit a value to a given range."""
+    if upper < lower:
+        raise ValueError("upper bound below lower bound")
+    return min(max(x, lower), upper)
+```'''
+
+
+def _fn(body: str) -> str:
+    return f"```python\ndef clamp(x, lower=float('-inf'), upper=float('inf')):\n{body}\n```"
+
+
+def test_model_patch_resolved_before_and_after(tmp_path, swe_abs_ready):
+    from inspect_ai.model import get_model
+
+    log, [sample] = run_swe_abs(tmp_path, get_model("scripted/good", reply=GOOD),
+                                instances=CLAMP, explore_examples=60, differential_examples=60)  # fmt: skip
+    score = sample.scores["swe_abs_scorer"]
+    assert score.value["solver_resolved"] == 1 and score.value["solver_resolved_abs"] == 1
+    assert "solver_failure" not in (score.metadata or {})
+    out = sample.metadata["swe_abs"]["outcome"]
+    assert out["gold_resolved"] and out["base_fails_f2p"]
+    by_kind = {c["system"]: c for c in out["candidates"]}
+    assert by_kind["refactor"]["resolved_original"] and by_kind["refactor"]["resolved_abs"]
+    assert any(c["kind"] == "model" for c in out["candidates"])
+    metrics = log.results.scores[0].metrics
+    assert metrics["correct_rejected"].value == 0.0
+    assert metrics["solver_resolved"].value == 1.0
+
+
+MALFORMED = [
+    ("does_not_apply", "```diff\n--- a/boltons/mathutils.py\n+++ b/boltons/mathutils.py\n"
+                       "@@ -1,1 +1,1 @@\n-this line is not in the file\n+x\n```"),
+    ("outside_repo", "```diff\n--- a/../../etc/hosts\n+++ b/../../etc/hosts\n@@ -1 +1 @@\n-a\n+b\n```"),
+    ("syntax_error", _fn("    return min(max(x, lower), upper")),
+    ("format", "I would change the clamp function to raise an error."),
+]  # fmt: skip
+
+
+def test_malformed_patches_are_scored_with_their_reason(tmp_path, swe_abs_ready):
+    from inspect_ai.model import get_model
+
+    replies = [r for _, r in MALFORMED]
+    log, samples = run_swe_abs(
+        tmp_path, get_model("scripted/bad", replies=replies), epochs=len(replies), **FAST
+    )
+    seen = []
+    for s in sorted(samples, key=lambda s: s.epoch):
+        score = s.scores["swe_abs_scorer"]
+        assert score.value["solver_resolved"] == 0
+        failure = score.metadata["solver_failure"]
+        seen.append(failure.split(":", 1)[0])
+        # the hand-written candidates were still graded: the run went on
+        assert score.value["correct_prev_resolved"] >= 1
+    assert seen == [kind for kind, _ in MALFORMED]
+    # "syntax_error" from a function block: the file does not compile after the patch
+    assert log.results.scores[0].metrics["solver_resolved"].value == 0.0
+
+
+def test_hang_and_fork_bomb_are_stopped_and_scored(tmp_path, swe_abs_ready):
+    from inspect_ai.model import get_model
+
+    hang = _fn("    while True:\n        pass")
+    bomb = _fn("    import os\n    while True:\n        os.fork()")
+    log, samples = run_swe_abs(
+        tmp_path, get_model("scripted/evil", replies=[hang, bomb, GOOD]), epochs=3,
+        test_timeout=8, **FAST,
+    )  # fmt: skip
+    by_epoch = {s.epoch: s for s in samples}
+    for epoch in (1, 2):
+        s = by_epoch[epoch]
+        assert s.error is None
+        model = [c for c in s.metadata["swe_abs"]["outcome"]["candidates"] if c["kind"] == "model"][
+            0
+        ]
+        assert model["problem"] in ("timeout", "runner_error"), model
+        assert s.scores["swe_abs_scorer"].value["solver_resolved"] == 0
+        assert s.scores["swe_abs_scorer"].metadata["solver_failure"]
+    # the run went on: the last sample, after both, resolves normally
+    assert by_epoch[3].scores["swe_abs_scorer"].value["solver_resolved"] == 1
+
+
+def test_flaky_original_test_is_detected_and_excluded(tmp_path, swe_abs_ready):
+    from inspect_ai.model import get_model
+
+    from methods.swe_abs import make_patch
+    from tasks.swe_abs.dataset import BUNDLED, read_records
+    from tasks.swe_abs.sdist_tree import base_tree, sdist_files
+
+    [record] = [r for r in read_records(BUNDLED) if r["instance_id"] == CLAMP]
+    test_path = "tests/test_mathutils.py"
+    base = base_tree(record["base_commit"], record["base_setup_patch"])
+    flaky = (
+        "\n\ndef test_flaky_counter():\n"
+        "    import os\n"
+        "    path = '/tmp/swe_abs_flaky_counter'\n"
+        "    n = int(open(path).read()) if os.path.exists(path) else 0\n"
+        "    open(path, 'w').write(str(n + 1))\n"
+        "    assert n % 2 == 0\n"
+    )
+    sdist = dict(sdist_files("boltons==26.2.0"))
+    new_tests = base[test_path].decode() + flaky
+    src = "boltons/mathutils.py"
+    record["base_setup_patch"] = make_patch(
+        src, sdist[src].decode(), base[src].decode()
+    ) + make_patch(test_path, sdist[test_path].decode(), new_tests)
+    record["PASS_TO_PASS"] = json.dumps(
+        [*json.loads(record["PASS_TO_PASS"]), f"{test_path}::test_flaky_counter"]
+    )
+    path = tmp_path / "flaky.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    log, [sample] = run_swe_abs(tmp_path, get_model("scripted/f", reply=GOOD), dataset_file=str(path),
+                                tests_from="none", max_mutants=0, flaky_reruns=3)  # fmt: skip
+    out = sample.metadata["swe_abs"]["outcome"]
+    assert out["flaky_original"] == [f"{test_path}::test_flaky_counter"]
+    assert out["gold_resolved"]  # the flaky test does not count against the gold patch
+    assert sample.scores["swe_abs_scorer"].value["flaky"] == 1
+    assert log.results.scores[0].metrics["flaky"].value == 1.0
+    assert sample.scores["swe_abs_scorer"].value["solver_resolved"] == 1
+
+
+def test_unknown_instance_ids_fail_at_once():
+    from tasks.swe_abs.task import swe_abs
+
+    with pytest.raises(ValueError, match="unknown instance ids"):
+        swe_abs(instances="nobody__nothing-1")
