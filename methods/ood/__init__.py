@@ -16,6 +16,7 @@ from methods.ood._detector import (
 from methods.ood._greybox import GREYBOX_DETECTORS, greybox_scores, greybox_token_scores
 from methods.ood._head import LMHead, decision_neutral_point
 from methods.ood._token_scores import (
+    fdbd_boundary_distances,
     fdbd_token_scores,
     log_prob_token_scores,
     logsumexp_rows,
@@ -35,6 +36,7 @@ __all__ = [
     "TokenTrace",
     "aggregate",
     "decision_neutral_point",
+    "fdbd_boundary_distances",
     "fdbd_token_scores",
     "greybox_scores",
     "greybox_token_scores",

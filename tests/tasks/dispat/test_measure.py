@@ -83,3 +83,29 @@ def test_from_csv_merges_files_and_prints_tables(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "| a | 0.800±0.141 | 0.700±0.141 |" in out
     assert "| DiSPaT − AnoLLM | auroc | 2 | +0.100 [+0.100, +0.100] | 2/0/0 |" in out
+
+
+def test_grid_records_the_f1_rule_and_refuses_to_mix_rules(tmp_path):
+    """Each CSV row names its F1 rule; resuming a grid under the other rule is refused."""
+    from methods.dispat import DiSPaTConfig, LMDetectorConfig
+    from tasks.dispat.dataset import load_wbc, make_split
+    from tasks.dispat.measure import run_grid
+    from tasks.dispat.runner import LLMSettings
+    from tasks.dispat.scorer import per_split_metrics
+
+    cfg = LMDetectorConfig()
+    llm = LLMSettings("default", cfg, DiSPaTConfig(lm=cfg), "standard", "letters")
+    out = tmp_path / "grid.csv"
+    kw = dict(nonfinite="fail", max_test_rows=40, llm=llm, out_csv=out, log=lambda s: None)
+    rows = run_grid(["wbc"], ["HBOS"], [0], f1_threshold="top_k", **kw)
+    assert [r["f1_threshold"] for r in rows] == ["top_k"]
+    assert read_csvs([out])[0]["f1_threshold"] == "top_k"
+    with pytest.raises(ValueError, match="f1_threshold=\\['top_k'\\], not 'percentile'"):
+        run_grid(["wbc"], ["HBOS"], [0], f1_threshold="percentile", **kw)
+    # The value in the CSV is the metric of the named rule.
+    from methods.dispat import PyODDetector
+
+    sp = make_split(load_wbc(), 0, max_test_rows=40)
+    scores = PyODDetector("HBOS").fit(sp.X_train).decision_function(sp.X_test)
+    want = per_split_metrics(sp.y_test, scores, "top_k")["f1"]
+    assert float(rows[0]["f1"]) == pytest.approx(want)
