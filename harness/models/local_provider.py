@@ -12,6 +12,7 @@ import json
 import re
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from inspect_ai.model import (
@@ -19,6 +20,8 @@ from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
     ChatMessageTool,
+    ContentImage,
+    ContentText,
     GenerateConfig,
     ModelAPI,
     ModelOutput,
@@ -28,6 +31,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
+from harness.models.vlm import VLM_ALIASES, VisionLM, VisionPrompt, is_vision_model, load_image
 from harness.models.whitebox import Generation, WhiteBoxLM
 
 DEFAULT_MAX_TOKENS = 256
@@ -54,7 +58,12 @@ class LocalTransformersAPI(ModelAPI):
                 "expected batch_size, batch_wait_ms, dtype"
             )
         # dtype None/"auto": the hardware rule every back-end shares (harness.models.hardware).
-        self.lm = WhiteBoxLM.shared(model_name, dtype=dtype)
+        self.vision = _is_vision_model(model_name)
+        self.lm: Any = (
+            VisionLM.shared(model_name, dtype=dtype)
+            if self.vision
+            else WhiteBoxLM.shared(model_name, dtype=dtype)
+        )
         self._batcher = _Batcher(self.lm, batch_size, batch_wait_ms / 1000.0)
 
     def max_connections(self) -> int:
@@ -67,8 +76,13 @@ class LocalTransformersAPI(ModelAPI):
         tool_choice: ToolChoice,  # noqa: ARG002
         config: GenerateConfig,
     ) -> ModelOutput:
-        messages = _render_messages(input, tools)
-        prompt = self.lm.chat_template(messages)
+        prompt: Any
+        if self.vision:
+            messages, images = _render_messages(input, tools, vision=True)
+            prompt = VisionPrompt(messages, images)
+        else:
+            messages, _ = _render_messages(input, tools)
+            prompt = self.lm.chat_template(messages)
         max_tokens = config.max_tokens or DEFAULT_MAX_TOKENS
         generation = await self._batcher.submit(prompt, max_tokens, list(config.stop_seqs or []))
         text, calls = generation.text, None
@@ -93,9 +107,16 @@ class LocalTransformersAPI(ModelAPI):
         return output
 
 
+def _is_vision_model(model_name: str) -> bool:
+    if model_name in VLM_ALIASES or f"harness/{model_name}" in VLM_ALIASES:
+        return True
+    path = Path(model_name).expanduser()
+    return path.is_dir() and is_vision_model(path)
+
+
 @dataclass
 class _Request:
-    prompt: str
+    prompt: Any  # a chat-formatted string, or a VisionPrompt for a vision-language model
     max_tokens: int
     stop: list[str]
     future: asyncio.Future[Generation]
@@ -104,12 +125,12 @@ class _Request:
 class _Batcher:
     """Collects concurrent requests for a few ms and runs them as one padded batch."""
 
-    def __init__(self, lm: WhiteBoxLM, batch_size: int, wait_s: float) -> None:
+    def __init__(self, lm: Any, batch_size: int, wait_s: float) -> None:
         self.lm, self.batch_size, self.wait_s = lm, max(1, batch_size), wait_s
         self.pending: list[_Request] = []
         self.worker: asyncio.Task[None] | None = None
 
-    async def submit(self, prompt: str, max_tokens: int, stop: list[str]) -> Generation:
+    async def submit(self, prompt: Any, max_tokens: int, stop: list[str]) -> Generation:
         future: asyncio.Future[Generation] = asyncio.get_running_loop().create_future()
         self.pending.append(_Request(prompt, max_tokens, stop, future))
         if self.worker is None or self.worker.done():
@@ -167,16 +188,43 @@ def _check_text_only(input: list[ChatMessage]) -> None:
         for part in message.content:
             if part.type not in ("text", "reasoning"):
                 raise TextOnlyModelError(
-                    f"message {index} ({message.role}) holds {part.type} content, but the in-process "
-                    "transformers back-end runs text-only causal LMs. Use a vision-language model "
-                    "(e.g. vllm/<VLM> served with `harness serve`) or the task's text-only option."
+                    f"message {index} ({message.role}) holds {part.type} content, but "
+                    "this in-process model is a text-only causal LM. Use a vision-language "
+                    "model (model=default-vlm, harness/<VLM folder>, or vllm/<VLM>) or the "
+                    "task's text-only option."
                 )
 
 
-def _render_messages(input: list[ChatMessage], tools: list[ToolInfo]) -> list[dict[str, str]]:
-    _check_text_only(input)
-    messages: list[dict[str, str]] = []
-    for message in input:
+def _user_content(message: ChatMessage, index: int, images: list[Any]) -> Any:
+    """A message's content for a VLM chat template: text, or text and image parts in order."""
+    if isinstance(message.content, str):
+        return message.content
+    parts: list[dict[str, str]] = []
+    for part in message.content:
+        if isinstance(part, ContentText):
+            parts.append({"type": "text", "text": part.text})
+        elif isinstance(part, ContentImage):
+            images.append(load_image(part.image))
+            parts.append({"type": "image"})
+        elif part.type != "reasoning":
+            raise TextOnlyModelError(
+                f"message {index} ({message.role}) holds {part.type} content; the in-process "
+                "vision-language back-end reads text and images only"
+            )
+    if not any(p["type"] == "image" for p in parts):
+        return "".join(p["text"] for p in parts)
+    return parts
+
+
+def _render_messages(
+    input: list[ChatMessage], tools: list[ToolInfo], *, vision: bool = False
+) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Chat messages for the template (tool turns as text) and, for a VLM, the images in order."""
+    if not vision:
+        _check_text_only(input)
+    images: list[Any] = []
+    messages: list[dict[str, Any]] = []
+    for index, message in enumerate(input):
         if isinstance(message, ChatMessageTool):
             body = message.error.message if message.error else message.text
             messages.append(
@@ -194,6 +242,10 @@ def _render_messages(input: list[ChatMessage], tools: list[ToolInfo]) -> list[di
                     + "</tool_call>"
                 )
             messages.append({"role": "assistant", "content": content.strip()})
+        elif vision:
+            messages.append(
+                {"role": message.role, "content": _user_content(message, index, images)}
+            )
         else:
             messages.append({"role": message.role, "content": message.text})
     if tools:
@@ -212,10 +264,17 @@ def _render_messages(input: list[ChatMessage], tools: list[ToolInfo]) -> list[di
             '<tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call>.'
         )
         if messages and messages[0]["role"] == "system":
-            messages[0] = {"role": "system", "content": messages[0]["content"] + "\n\n" + note}
+            first = messages[0]["content"]
+            if isinstance(first, str):
+                messages[0] = {"role": "system", "content": first + "\n\n" + note}
+            else:
+                messages[0] = {
+                    "role": "system",
+                    "content": [*first, {"type": "text", "text": "\n\n" + note}],
+                }
         else:
             messages.insert(0, {"role": "system", "content": note})
-    return messages
+    return messages, images
 
 
 def _parse_tool_calls(text: str, tools: list[ToolInfo]) -> tuple[str, list[ToolCall] | None]:

@@ -30,3 +30,17 @@ def test_in_process_models_get_the_hardware_dtype_recorded(monkeypatch):
     assert meta["harness/default"]["backend"] == "in-process"
     assert "no native bf16" in meta["harness/default"]["dtype"]["reason"]
     assert meta["harness/other"]["dtype"]["overridden"] is True
+
+
+def test_vlm_specs_resolve_and_are_labelled_untrained(monkeypatch):
+    from harness.models.vlm import VLM_NAME
+
+    assert resolve_model("default-vlm", "transformers").name == "harness/default-vlm"
+    assert resolve_model("default-vlm-hf").name == "harness/default-vlm"
+    served = resolve_model("default-vlm")
+    assert served.needs_vllm and served.name == f"vllm/{VLM_NAME}" and "untrained" in VLM_NAME
+    monkeypatch.delenv(hardware.DTYPE_ENV, raising=False)
+    with ModelServers() as servers:
+        servers.prepare(ResolvedModel("harness/default-vlm"))
+        meta = servers.serving_metadata()["harness/default-vlm"]
+    assert meta["untrained_vision_encoder"] is True and "UNTRAINED" in meta["label"]

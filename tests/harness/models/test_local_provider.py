@@ -48,7 +48,8 @@ def test_tool_call_emulation_parsing():
     assert _parse_tool_calls("plain answer", tools) == ("plain answer", None)
     from inspect_ai.model import ChatMessageUser
 
-    rendered = _render_messages([ChatMessageUser(content="hi")], tools)
+    rendered, images = _render_messages([ChatMessageUser(content="hi")], tools)
+    assert images == []
     assert rendered[0]["role"] == "system" and "<tool_call>" in rendered[0]["content"]
 
 
