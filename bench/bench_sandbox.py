@@ -1,13 +1,22 @@
-"""P6: command round trip through the bwrap sandbox (both jail modes) vs a plain subprocess, and
-sample start-up.
+"""P6: the bwrap sandbox — command round trip, what seccomp adds to start-up, and throughput / p99
+under concurrent samples.
 
-    .venv/bin/python bench/bench_sandbox.py [N]
+    .venv/bin/python bench/bench_sandbox.py [N] [--only roundtrip|seccomp|concurrency]
 
-`exec(["sh", "-c", "echo hi"])` through `BwrapSandboxEnvironment` in mode="persistent" (one jail
-per sample, one round trip to its exec server per command) and mode="per_exec" (a fresh jail per
-command), and the same command through `asyncio.create_subprocess_exec`, N times each, interleaved
-so machine load hits all three alike; prints medians and ratios against the plain subprocess, and
-the median of `sample_init` + `sample_cleanup` per mode. Goal: <= 10 ms per sandboxed command.
+roundtrip: `exec(["sh", "-c", "echo hi"])` through `BwrapSandboxEnvironment` in mode="persistent"
+(one jail per sample, one round trip to its exec server per command) and mode="per_exec" (a fresh
+jail per command), and the same command through `asyncio.create_subprocess_exec`, N times each,
+interleaved so machine load hits all three alike; medians and ratios against the plain
+subprocess, and the median of `sample_init` + `sample_cleanup` per mode. Goal: <= 10 ms per
+sandboxed command.
+
+seccomp: the same, with `BwrapConfig(seccomp=True)` against `seccomp=False`, interleaved: what the
+filter adds to a per_exec command (one bwrap start each), to a persistent command, and to a
+persistent sample's start-up.
+
+concurrency: C samples at once (C = 1, 4, 16, 64), each running K commands back to back through
+the default exec path (inspect's subprocess gate included, as in an eval); throughput (commands/s)
+and p99 latency per mode, printed as ratios to C = 1.
 """
 
 from __future__ import annotations
@@ -16,12 +25,14 @@ import asyncio
 import statistics
 import sys
 import time
+from collections.abc import Awaitable, Callable
 
 from sandboxes.bwrap import BwrapConfig, BwrapSandboxEnvironment, bwrap_problem
 
 CMD = ["sh", "-c", "echo hi"]
 GOAL_MS = 10.0
 MODES = ("persistent", "per_exec")
+LEVELS = (1, 4, 16, 64)
 
 
 async def _plain() -> None:
@@ -32,71 +43,150 @@ async def _plain() -> None:
     assert out == b"hi\n"
 
 
-async def _timed(step) -> float:  # type: ignore[no-untyped-def]
+async def _timed(step: Callable[[], Awaitable[object]]) -> float:
     t = time.perf_counter()
     await step()
     return (time.perf_counter() - t) * 1000
 
 
-async def main(n: int) -> int:
-    problem = bwrap_problem()
-    if problem is not None:
-        print(f"SKIP: {problem}")
-        return 0
+def _pct(xs: list[float], q: float) -> float:
+    ordered = sorted(xs)
+    return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))]
+
+
+async def _start(config: BwrapConfig) -> BwrapSandboxEnvironment:
+    envs = await BwrapSandboxEnvironment.sample_init("bench", config, {})
+    return envs["default"].as_type(BwrapSandboxEnvironment)
+
+
+async def _stop(box: BwrapSandboxEnvironment) -> None:
+    await BwrapSandboxEnvironment.sample_cleanup("bench", box.config, {"default": box}, False)
+
+
+async def _echo(box: BwrapSandboxEnvironment) -> None:
+    result = await box.exec(CMD)
+    assert result.stdout == "hi\n", result
+
+
+async def roundtrip(n: int) -> None:
     configs = {mode: BwrapConfig(mode=mode) for mode in MODES}  # type: ignore[arg-type]
-    envs = {
-        mode: await BwrapSandboxEnvironment.sample_init("bench", configs[mode], {})
-        for mode in MODES
-    }
-    boxes = {mode: envs[mode]["default"] for mode in MODES}
+    boxes = {mode: await _start(configs[mode]) for mode in MODES}
     times: dict[str, list[float]] = {mode: [] for mode in (*MODES, "plain")}
-
-    async def sandboxed(mode: str) -> None:
-        result = await boxes[mode].exec(CMD)
-        assert result.stdout == "hi\n", result
-
     try:
         for _ in range(5):  # warm up every path
             for mode in MODES:
-                await sandboxed(mode)
+                await _echo(boxes[mode])
             await _plain()
         for _ in range(n):
             for mode in MODES:
-                times[mode].append(await _timed(lambda mode=mode: sandboxed(mode)))
+                times[mode].append(await _timed(lambda mode=mode: _echo(boxes[mode])))
             times["plain"].append(await _timed(_plain))
     finally:
-        for mode in MODES:
-            await BwrapSandboxEnvironment.sample_cleanup("bench", configs[mode], envs[mode], False)
-
+        for box in boxes.values():
+            await _stop(box)
     init: dict[str, list[float]] = {mode: [] for mode in MODES}
     cleanup: dict[str, list[float]] = {mode: [] for mode in MODES}
     for _ in range(max(10, n // 5)):
         for mode in MODES:
             t = time.perf_counter()
-            e = await BwrapSandboxEnvironment.sample_init("bench", configs[mode], {})
+            box = await _start(configs[mode])
             init[mode].append((time.perf_counter() - t) * 1000)
-            t = time.perf_counter()
-            await BwrapSandboxEnvironment.sample_cleanup("bench", configs[mode], e, False)
-            cleanup[mode].append((time.perf_counter() - t) * 1000)
-
+            cleanup[mode].append(await _timed(lambda box=box: _stop(box)))
     plain = statistics.median(times["plain"])
-    cgroups = "yes" if boxes["per_exec"].as_type(BwrapSandboxEnvironment).cgroup else "no"
-    print(f"commands: N={n} each, interleaved; cgroups={cgroups}")
-    print(f"  plain subprocess    median {plain:7.2f} ms  (p90 {_p90(times['plain']):.2f})")
+    cgroups = "yes" if boxes["per_exec"].cgroup else "no"
+    print(f"== roundtrip: N={n} each, interleaved; cgroups={cgroups}")
+    print(f"  plain subprocess    median {plain:7.2f} ms  (p90 {_pct(times['plain'], 0.9):.2f})")
     for mode in MODES:
         med = statistics.median(times[mode])
-        print(f"  bwrap {mode:<13} median {med:7.2f} ms  (p90 {_p90(times[mode]):.2f})  "
+        print(f"  bwrap {mode:<13} median {med:7.2f} ms  (p90 {_pct(times[mode], 0.9):.2f})  "
               f"ratio vs plain {med / plain:5.2f}x  overhead {med - plain:6.2f} ms  "
               f"goal <= {GOAL_MS:.0f} ms: {'MET' if med <= GOAL_MS else 'NOT MET'}")  # fmt: skip
     for mode in MODES:
-        print(f"sample {mode:<11} sample_init median {statistics.median(init[mode]):7.2f} ms, "
+        print(f"  sample {mode:<11} sample_init median {statistics.median(init[mode]):7.2f} ms, "
               f"sample_cleanup median {statistics.median(cleanup[mode]):7.2f} ms")  # fmt: skip
+
+
+async def seccomp(n: int) -> None:
+    """Filter on vs off, interleaved: exec latency per mode and persistent start-up."""
+    variants = {(mode, on): BwrapConfig(mode=mode, seccomp=on) for mode in MODES for on in (1, 0)}  # type: ignore[arg-type]
+    boxes = {key: await _start(cfg) for key, cfg in variants.items()}
+    execs: dict[tuple[str, int], list[float]] = {key: [] for key in variants}
+    try:
+        for _ in range(3):
+            for box in boxes.values():
+                await _echo(box)
+        for _ in range(n):
+            for key, box in boxes.items():
+                execs[key].append(await _timed(lambda box=box: _echo(box)))
+    finally:
+        for box in boxes.values():
+            await _stop(box)
+    starts: dict[int, list[float]] = {1: [], 0: []}
+    for _ in range(max(10, n // 5)):
+        for on in (1, 0):
+            t = time.perf_counter()
+            box = await _start(variants[("persistent", on)])
+            await _echo(box)  # start-up until the first command has run
+            starts[on].append((time.perf_counter() - t) * 1000)
+            await _stop(box)
+    print(f"== seccomp: N={n} commands per variant, interleaved (median ms; ratio on/off)")
+    for mode in MODES:
+        on, off = (statistics.median(execs[(mode, v)]) for v in (1, 0))
+        print(f"  exec {mode:<11} seccomp {on:7.2f}  without {off:7.2f}  ratio {on / off:5.3f}  "
+              f"added {on - off:+6.2f} ms")  # fmt: skip
+    on, off = statistics.median(starts[1]), statistics.median(starts[0])
+    print(f"  persistent start-up + first command: seccomp {on:7.2f}  without {off:7.2f}  "
+          f"ratio {on / off:5.3f}  added {on - off:+6.2f} ms")  # fmt: skip
+
+
+async def concurrency(per_sample: int) -> None:
+    print(f"== concurrency: C samples at once, {per_sample} commands each (ratios to C=1)")
+    for mode in MODES:
+        rows: list[tuple[int, float, float, float]] = []
+        for level in LEVELS:
+            config = BwrapConfig(mode=mode, memory_mb=256, max_processes=64)  # type: ignore[arg-type]
+            boxes = await asyncio.gather(*(_start(config) for _ in range(level)))
+            latencies: list[float] = []
+
+            async def work(box: BwrapSandboxEnvironment, out: list[float]) -> None:
+                for _ in range(per_sample):
+                    out.append(await _timed(lambda: _echo(box)))
+
+            try:
+                for box in boxes:  # warm
+                    await _echo(box)
+                t = time.perf_counter()
+                await asyncio.gather(*(work(box, latencies) for box in boxes))
+                wall = time.perf_counter() - t
+            finally:
+                await asyncio.gather(*(_stop(box) for box in boxes))
+            throughput = len(latencies) / wall
+            rows.append((level, throughput, _pct(latencies, 0.5), _pct(latencies, 0.99)))
+        base = rows[0]
+        for level, throughput, p50, p99 in rows:
+            print(f"  {mode:<11} C={level:<3} {throughput:7.1f} cmd/s (x{throughput / base[1]:5.2f})"
+                  f"  p50 {p50:8.1f} ms  p99 {p99:8.1f} ms (x{p99 / base[3]:6.2f})")  # fmt: skip
+
+
+async def main(n: int, only: str | None) -> int:
+    problem = bwrap_problem()
+    if problem is not None:
+        print(f"SKIP: {problem}")
+        return 0
+    if only in (None, "roundtrip"):
+        await roundtrip(n)
+    if only in (None, "seccomp"):
+        await seccomp(n)
+    if only in (None, "concurrency"):
+        await concurrency(max(5, n // 10))
     return 0
 
 
-def _p90(xs: list[float]) -> float:
-    return sorted(xs)[int(0.9 * (len(xs) - 1))]
-
-
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 100)))
+    args = sys.argv[1:]
+    only = None
+    if "--only" in args:
+        at = args.index("--only")
+        only = args[at + 1]
+        del args[at : at + 2]
+    sys.exit(asyncio.run(main(int(args[0]) if args else 100, only)))

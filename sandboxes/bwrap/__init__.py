@@ -8,6 +8,7 @@ Importing this package registers the provider, so `Task(sandbox="bwrap")`,
 
 from ._config import WORKDIR, BwrapConfig
 from ._files import NotRegularFileError
+from ._footprint import HostFootprint, process_table
 from ._jail import JailGoneError
 from ._probe import BwrapUnavailableError, bwrap_problem, require_bwrap
 from ._reaper import reap_orphans, reap_stale_samples, receives_orphans
@@ -19,9 +20,11 @@ __all__ = [
     "BwrapConfig",
     "BwrapSandboxEnvironment",
     "BwrapUnavailableError",
+    "HostFootprint",
     "JailGoneError",
     "NotRegularFileError",
     "bwrap_problem",
+    "process_table",
     "reap_orphans",
     "reap_stale_samples",
     "receives_orphans",

@@ -49,6 +49,7 @@ from ._command import (
 from ._config import WORKDIR, BwrapConfig, config_of
 from ._disk import mount_quota, unmount_all_under
 from ._files import READ_SCRIPT, WRITE_SCRIPT, FileTooLarge, raise_for_file_status
+from ._footprint import HostFootprint
 from ._jail import SERVER_FILE, SERVER_SOURCE, SOCKET_NAME, PersistentJail
 from ._probe import BwrapUnavailableError, bwrap_path, require_bwrap
 from ._process import OutputTooLarge, run_process
@@ -320,6 +321,11 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     @classmethod
     def config_deserialize(cls, config: dict[str, Any]) -> BaseModel:
         return BwrapConfig(**config)
+
+    def host_footprint(self) -> HostFootprint:
+        """What this sample holds on the host (folder, uids, cgroups), for leak accounting."""
+        uids = tuple(u for u in (self.uid, self.server_uid) if u is not None)
+        return HostFootprint(self.root, uids, self.cgroup.dirs if self.cgroup else ())
 
     def destroy(self) -> None:
         """Kill whatever still runs for this sample, detach its disk, delete its folders and

@@ -115,6 +115,48 @@ def test_root_only_host_files_unreadable(sandbox: BwrapSandboxEnvironment) -> No
     assert not result.success and "Permission denied" in result.stderr, result
 
 
+def test_file_helpers_do_not_follow_links_to_host_files(sandbox: BwrapSandboxEnvironment) -> None:
+    assert Path("/etc/shadow").exists() and Path("/etc/hostname").exists()  # control
+    run(sandbox.exec(["sh", "-c", "ln -s /etc/shadow shadow; ln -s /etc/hostname host"]))
+    with pytest.raises(PermissionError):
+        run(sandbox.read_file("shadow"))  # resolved inside the sandbox, as the sample's uid
+    with pytest.raises(PermissionError):
+        run(sandbox.write_file("host", "pwned"))  # /etc is read-only inside
+    assert "pwned" not in Path("/etc/hostname").read_text()
+    hard = run(sandbox.exec(["ln", "/etc/passwd", "passwd-link"]))
+    assert not hard.success, hard  # no hard link to a host file (another, read-only mount)
+
+
+def test_no_harness_descriptor_inherited(sandbox: BwrapSandboxEnvironment, tmp_path: Path) -> None:
+    secret = tmp_path / "harness-secret.txt"
+    secret.write_text("harness only")
+    fd = os.open(secret, os.O_RDONLY)
+    os.set_inheritable(fd, True)  # even an inheritable descriptor of the harness stays outside
+    try:
+        listing = run(sandbox.exec(["sh", "-c", "ls -l /proc/self/fd/"])).stdout
+    finally:
+        os.close(fd)
+    assert "harness-secret" not in listing, listing
+    fds = [ln.split()[-3] for ln in listing.splitlines() if "->" in ln]
+    assert set(fds) <= {"0", "1", "2", "3"}, listing  # stdio and ls's own directory
+
+
+def test_other_samples_unreachable(make_sandbox: Callable[..., BwrapSandboxEnvironment]) -> None:
+    first, second = make_sandbox(), make_sandbox()
+    run(first.write_file("mine.txt", "first's"))
+    run(first.exec(["sh", "-c", "sleep 2929.5 >/dev/null 2>&1 &"], timeout=10))
+    assert str(first.root) not in run(second.exec(["sh", "-c", "ls -R / 2>/dev/null"])).stdout
+    found = run(second.exec(["sh", "-c", "find / -name 'mine.tx?' 2>/dev/null"]))
+    assert "mine.txt" not in found.stdout, found
+    listed = run(second.exec(["ps", "-eo", "args"]))
+    assert listed.success and "2929.5" not in listed.stdout, listed
+    kill = run(second.exec(["sh", "-c", "kill -9 -1; echo done"]))
+    assert "done" in kill.stdout or kill.returncode != 0
+    if first.config.mode == "persistent":  # first's background process is still alive
+        alive = run(first.exec(["sh", "-c", "ps -eo args | grep -c '^sleep 2929.5'"]))
+        assert alive.stdout.strip() == "1", alive
+
+
 # ------------------------------------------------------------------------------------- processes
 
 
