@@ -3,9 +3,12 @@ degradation level, and paired differences between two runs on the same questions
 
     python -m tasks.docval.compare summary LOG [LOG ...] [--by field|degradation|layout]
     python -m tasks.docval.compare paired LOG_A LOG_B [--value anls] [--field total]
+    python -m tasks.docval.compare feedback LOG [--examples 5]
 
 ``paired`` matches samples by id, keeps those both runs scored (optionally one field), and
 prints mean(A) − mean(B) with its 95 % paired-bootstrap interval (2000 resamples, seed 0).
+``feedback`` counts VAL's verifier errors by kind and severity over a run's predictions (with
+the pass rate per field) and prints a few of its priority-ordered fixes.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from inspect_ai.log import read_eval_log
 
 from scorers.stats import bootstrap_mean_ci, paired_bootstrap_diff
 
-__all__ = ["load_values", "main", "paired", "summary"]
+__all__ = ["feedback", "load_values", "main", "paired", "summary"]
 
 VALUES = ("anls", "map", "acc50", "validator_pass", "format_ok")
 
@@ -34,7 +37,10 @@ def load_values(path: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     info = {
         "path": path,
         "model": log.eval.model,
-        **{k: args.get(k) for k in ("dataset", "method", "ocr_engine", "answer_rule", "degradation")},
+        **{
+            k: args.get(k)
+            for k in ("dataset", "method", "ocr_engine", "answer_rule", "degradation")
+        },
     }
     rows: dict[str, dict[str, Any]] = {}
     for s in log.samples or []:
@@ -103,6 +109,59 @@ def paired(path_a: str, path_b: str, value: str = "anls", field: str | None = No
     )
 
 
+_KINDS = (
+    ("semantic", "Your bbox targets Region"),
+    ("answer", "Answer "),
+    ("bbox", "BBox "),
+    ("bbox", "No box given"),
+    ("reasoning", "Incomplete reasoning"),
+    ("reasoning", "Coordinate inconsistency"),
+    ("reasoning", "Spatial description"),
+)
+
+
+def _kind(fix: str) -> tuple[str, str]:
+    severity, _, message = fix.partition("] ")
+    for kind, prefix in _KINDS:
+        if message.startswith(prefix):
+            return kind, severity.lstrip("[").lower()
+    return "other", severity.lstrip("[").lower()
+
+
+def feedback(path: str, examples: int = 5) -> str:
+    """VAL verifier errors by kind and severity, pass rate per field, and example fixes."""
+    log = read_eval_log(path)
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    per_field: dict[str, list[float]] = defaultdict(list)
+    shown: list[str] = []
+    n = 0
+    for s in log.samples or []:
+        if s.error is not None or not s.scores:
+            continue
+        score = next(iter(s.scores.values()))
+        fixes = (score.metadata or {}).get("val_feedback")
+        if fixes is None:
+            continue
+        n += 1
+        per_field[str(s.metadata.get("field"))].append(float(score.value["validator_pass"]))  # type: ignore[index]
+        for kind in {_kind(f) for f in fixes}:
+            counts[kind] += 1
+        if fixes and len(shown) < examples and not score.value["validator_pass"]:  # type: ignore[index]
+            shown.append(f"- `{s.id}` (Q {score.value['val_q']:.2f}): " + " / ".join(fixes))  # type: ignore[index]
+    lines = [
+        f"{n} predictions scored by VAL ({path})",
+        "",
+        "| field | n | VAL pass |",
+        "|---|---|---|",
+    ]
+    for field, vals in sorted(per_field.items()):
+        lines.append(f"| {field} | {len(vals)} | {_fmt(bootstrap_mean_ci(vals))} |")
+    lines += ["", "| error | severity | predictions | share |", "|---|---|---|---|"]
+    for (kind, severity), c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"| {kind} | {severity} | {c} | {100 * c / max(n, 1):.1f} % |")
+    return "\n".join([*lines, "", *shown])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tasks.docval.compare", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -114,11 +173,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("b")
     p.add_argument("--value", default="anls", choices=[*VALUES, "iou"])
     p.add_argument("--field")
+    f = sub.add_parser("feedback")
+    f.add_argument("log")
+    f.add_argument("--examples", type=int, default=5)
     args = parser.parse_args(argv)
     if args.cmd == "summary":
         print(summary(args.logs, args.by))
-    else:
+    elif args.cmd == "paired":
         print(paired(args.a, args.b, args.value, args.field))
+    else:
+        print(feedback(args.log, args.examples))
     return 0
 
 
