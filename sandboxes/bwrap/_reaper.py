@@ -118,21 +118,30 @@ def receives_orphans() -> bool:
 
 @contextlib.contextmanager
 def launching() -> Iterator[Callable[[int], None]]:
-    """Wrap the start of a direct child that runs bwrap: yields `register(pid)`. Until the block
-    ends, `reap_orphans` reaps nothing (the new child could be mistaken for an orphan)."""
+    """Wrap the start of a direct child that runs bwrap: yields `register(pid)`. Until the child
+    is registered (or the block ends), `reap_orphans` reaps nothing: the new child could be
+    mistaken for an orphan between its fork and its registration."""
     global _launching
     with _lock:
         _launching += 1
+    pending = [True]
+
+    def done() -> None:
+        global _launching
+        if pending[0]:
+            pending[0] = False
+            _launching -= 1
 
     def register(pid: int) -> None:
         with _lock:
             _launched.add(pid)
+            done()
 
     try:
         yield register
     finally:
         with _lock:
-            _launching -= 1
+            done()
 
 
 def forget(pid: int) -> None:

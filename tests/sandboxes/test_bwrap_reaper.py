@@ -206,3 +206,45 @@ def _running(marker: str) -> int:
     from tests.sandboxes._procs import host_pids_with
 
     return len(host_pids_with(marker))
+
+
+_ORPHANS = r"""
+import ctypes, json, os, shutil, subprocess, sys, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+from sandboxes.bwrap import _reaper as r
+fake = os.path.join(sys.argv[1], "bwrap")  # a program whose process is named "bwrap"
+shutil.copy("/bin/true", fake)
+out = {}
+with r.launching() as register:
+    assert r._launching == 1
+    mine = subprocess.Popen([fake])
+    register(mine.pid)
+    assert r._launching == 0  # registered: reaping may go on while the child runs
+time.sleep(0.3)  # a zombie now, but ours to wait for
+out["reaped_while_own_child_exists"] = r.reap_orphans()
+out["own_child_status"] = mine.wait()
+r.forget(mine.pid)
+subprocess.run(["sh", "-c", f"{fake} & sleep 0.01 & exit 0"], check=True)  # two orphans
+time.sleep(0.3)
+out["reaped"] = r.reap_orphans()
+def children():
+    found = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            found += open(f"/proc/self/task/{tid}/children").read().split()
+        except OSError:
+            pass
+    return found
+out["left"] = len(children())  # the orphaned `sleep`: not named bwrap, not reaped
+print(json.dumps(out))
+"""
+
+
+def test_reap_orphans_takes_only_orphaned_bwrap_zombies(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", _ORPHANS, str(tmp_path)], capture_output=True,
+                          text=True, cwd=PROJECT, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(PROJECT)})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = __import__("json").loads(done.stdout)
+    assert out == {"reaped_while_own_child_exists": 0, "own_child_status": 0, "reaped": 1,
+                   "left": 1}, out  # fmt: skip
