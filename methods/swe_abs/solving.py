@@ -64,6 +64,16 @@ def patch_from_reply(
             return None, problem.reason, problem.message
     code = prompts.extract_python(reply)
     if code is None:
+        blocks = [b for lang, b in prompts.code_blocks(reply) if lang in ("python", "py", "")]
+        if blocks:  # code in the right shape that does not compile: a broken patch
+            try:
+                compile(max(blocks, key=len), "<reply>", "exec")
+            except SyntaxError as exc:
+                return (
+                    None,
+                    "syntax_error",
+                    f"the reply's code does not compile: {exc.msg} (line {exc.lineno})",
+                )
         return None, "format", "no ```python block with the fixed function and no diff"
     new_source, note = prompts.replace_functions(files[path], code, near_line)
     if new_source is None:

@@ -24,7 +24,15 @@ def swe_abs_ready() -> None:
         pytest.skip(str(exc))
 
 
-def run_swe_abs(tmp_path, model: Any, *, roles: dict[str, Any] | None = None, **task_args: Any):
+def run_swe_abs(
+    tmp_path,
+    model: Any,
+    *,
+    roles: dict[str, Any] | None = None,
+    max_samples: int = 1,
+    epochs: int = 1,
+    **task_args: Any,
+):
     """Evaluate swe_abs on scripted models; returns (log, [per-sample swe_abs metadata])."""
     from inspect_ai import eval
 
@@ -37,7 +45,8 @@ def run_swe_abs(tmp_path, model: Any, *, roles: dict[str, Any] | None = None, **
         model_roles=roles or {},
         log_dir=str(tmp_path),
         display="none",
-        max_samples=1,
+        max_samples=max_samples,
+        epochs=epochs,
         fail_on_error=False,
     )
     assert log.status == "success", log.error

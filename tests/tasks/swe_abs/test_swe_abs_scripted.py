@@ -23,6 +23,13 @@ def clamp(x, lower=float('-inf'), upper=float('inf')):
 ```'''
 
 
+def _in_order(replies: list[str]):
+    """A responder giving one reply per call, in order across samples (scripted ``replies``
+    restart with every sample)."""
+    it = iter(replies)
+    return lambda messages: next(it)
+
+
 def _fn(body: str) -> str:
     return f"```python\ndef clamp(x, lower=float('-inf'), upper=float('inf')):\n{body}\n```"
 
@@ -59,7 +66,10 @@ def test_malformed_patches_are_scored_with_their_reason(tmp_path, swe_abs_ready)
 
     replies = [r for _, r in MALFORMED]
     log, samples = run_swe_abs(
-        tmp_path, get_model("scripted/bad", replies=replies), epochs=len(replies), **FAST
+        tmp_path,
+        get_model("scripted/bad", responder=_in_order(replies)),
+        epochs=len(replies),
+        **FAST,
     )
     seen = []
     for s in sorted(samples, key=lambda s: s.epoch):
@@ -80,7 +90,7 @@ def test_hang_and_fork_bomb_are_stopped_and_scored(tmp_path, swe_abs_ready):
     hang = _fn("    while True:\n        pass")
     bomb = _fn("    import os\n    while True:\n        os.fork()")
     log, samples = run_swe_abs(
-        tmp_path, get_model("scripted/evil", replies=[hang, bomb, GOOD]), epochs=3,
+        tmp_path, get_model("scripted/evil", responder=_in_order([hang, bomb, GOOD])), epochs=3,
         test_timeout=8, **FAST,
     )  # fmt: skip
     by_epoch = {s.epoch: s for s in samples}
