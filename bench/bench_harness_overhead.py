@@ -9,7 +9,10 @@
 
 The order alternates across repetitions; medians are printed. The server runs float32 (the fast
 path on CPUs without native bfloat16), or `BENCH_DTYPE`.
-Environment: BENCH_REPS (3), BENCH_CONCURRENCY (16,4), BENCH_IMPORT_REPS (7), BENCH_DTYPE.
+Each whole-process line splits the wall time: start-up (launch → first request), requests (first
+request → last response), exit (last response → process gone).
+Environment: BENCH_REPS (3), BENCH_CONCURRENCY (16,4; empty skips part 3), BENCH_IMPORT_REPS (7),
+BENCH_DTYPE (float32), BENCH_DISPLAY (none; a comma list runs part 2 once per display).
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from _common import MAX_TOKENS, PROMPTS, inspect_throughput, start_embedded_server
@@ -102,7 +108,6 @@ def bench_entry_point(reps: int) -> None:
 # ------------------------------------------------------------------------- 2. whole process
 RAW_SCRIPT = """
 import asyncio, json, sys, time
-started = time.perf_counter()
 from openai import AsyncOpenAI
 base_url, model, concurrency, max_tokens = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 prompts = json.loads(sys.stdin.read())
@@ -116,12 +121,34 @@ async def main():
                 model=model, messages=[{"role": "user", "content": prompt}],
                 max_tokens=max_tokens, temperature=0)
             return reply.usage.completion_tokens
+    first = time.time()
     tokens = sum(await asyncio.gather(*(one(p) for p in prompts)))
+    last = time.time()
     await client.close()
-    return tokens
+    return tokens, first, last
 
-print(json.dumps({"tokens": asyncio.run(main())}))
+tokens, first, last = asyncio.run(main())
+print(json.dumps({"tokens": tokens, "first": first, "last": last}))
 """
+
+
+@dataclass
+class Run:
+    """One whole process: wall and CPU seconds, and where its wall time went."""
+
+    wall: float
+    tokens: int
+    cpu: float
+    startup: float  # launch → first request (first sample start)
+    span: float  # first request → last response (last sample end)
+
+    @property
+    def tail(self) -> float:  # last response → process exit
+        return self.wall - self.startup - self.span
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.wall
 
 
 def _child_cpu() -> float:
@@ -129,29 +156,48 @@ def _child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def whole_raw(base_url: str, model: str, concurrency: int) -> tuple[float, int, float]:
-    """(wall s, completion tokens, CPU s) of a fresh raw-client process."""
-    cpu, started = _child_cpu(), time.perf_counter()
-    result = subprocess.run(
+def _timed(command: list[str], **kwargs) -> tuple[subprocess.CompletedProcess, float, float, float]:
+    cpu, launched, started = _child_cpu(), time.time(), time.perf_counter()
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    wall = time.perf_counter() - started
+    if result.returncode != 0:
+        raise RuntimeError(f"{command[:2]} failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}")
+    return result, launched, wall, _child_cpu() - cpu
+
+
+def whole_raw(base_url: str, model: str, concurrency: int) -> Run:
+    """A fresh raw-client process."""
+    result, launched, wall, cpu = _timed(
         [PYTHON, "-c", RAW_SCRIPT, base_url, model, str(concurrency), str(MAX_TOKENS)],
         input=json.dumps(PROMPTS),
-        capture_output=True,
-        text=True,
-        check=True,
     )
-    wall = time.perf_counter() - started
-    return wall, json.loads(result.stdout)["tokens"], _child_cpu() - cpu
+    out = json.loads(result.stdout)
+    return Run(wall, out["tokens"], cpu, out["first"] - launched, out["last"] - out["first"])
 
 
-def whole_harness(
-    base_url: str, model: str, concurrency: int, display: str
-) -> tuple[float, int, float]:
-    """(wall s, completion tokens, CPU s) of a fresh `harness eval` process."""
+def _from_log(logs: str, launched: float, wall: float, cpu: float) -> Run:
     from inspect_ai.log import list_eval_logs, read_eval_log
 
+    [info] = list_eval_logs(logs)
+    log = read_eval_log(info.name)
+    samples = log.samples or []
+    tokens = sum(s.output.usage.output_tokens for s in samples if s.output.usage)
+    first = min(datetime.fromisoformat(s.started_at).timestamp() for s in samples if s.started_at)
+    last = max(
+        datetime.fromisoformat(s.completed_at).timestamp() for s in samples if s.completed_at
+    )
+    return Run(wall, tokens, cpu, first - launched, last - first)
+
+
+def _bench_env(base_url: str) -> dict[str, str]:
+    env = dict(os.environ, VLLM_BASE_URL=base_url)
+    env["PYTHONPATH"] = os.pathsep.join([str(BENCH_DIR), env.get("PYTHONPATH", "")])
+    return env
+
+
+def whole_harness(base_url: str, model: str, concurrency: int, display: str) -> Run:
+    """A fresh `harness eval` process, as a user runs it."""
     with tempfile.TemporaryDirectory() as logs:
-        env = dict(os.environ, VLLM_BASE_URL=base_url)
-        env["PYTHONPATH"] = os.pathsep.join([str(BENCH_DIR), env.get("PYTHONPATH", "")])
         command = [
             HARNESS,
             "eval",
@@ -164,29 +210,13 @@ def whole_harness(
             f"log_dir={logs}",
             f"display={display}",
         ]
-        cpu, started = _child_cpu(), time.perf_counter()
-        result = subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO_ROOT)
-        wall = time.perf_counter() - started
-        cpu = _child_cpu() - cpu
-        if result.returncode != 0:
-            raise RuntimeError(
-                f"harness eval failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
-            )
-        [info] = list_eval_logs(logs)
-        log = read_eval_log(info.name)
-        tokens = sum(s.output.usage.output_tokens for s in log.samples or [] if s.output.usage)
-    return wall, tokens, cpu
+        _, launched, wall, cpu = _timed(command, env=_bench_env(base_url), cwd=REPO_ROOT)
+        return _from_log(logs, launched, wall, cpu)
 
 
-def whole_inspect(
-    base_url: str, model: str, concurrency: int, display: str
-) -> tuple[float, int, float]:
-    """(wall s, completion tokens, CPU s) of a fresh plain `inspect eval` process (no harness)."""
-    from inspect_ai.log import list_eval_logs, read_eval_log
-
+def whole_inspect(base_url: str, model: str, concurrency: int, display: str) -> Run:
+    """A fresh plain `inspect eval` process on the same task (no harness)."""
     with tempfile.TemporaryDirectory() as logs:
-        env = dict(os.environ, VLLM_BASE_URL=base_url)
-        env["PYTHONPATH"] = os.pathsep.join([str(BENCH_DIR), env.get("PYTHONPATH", "")])
         command = [
             str(Path(sys.executable).with_name("inspect")),
             "eval",
@@ -199,48 +229,44 @@ def whole_inspect(
             f"--log-dir={logs}",
             f"--display={display}",
         ]
-        cpu, started = _child_cpu(), time.perf_counter()
-        result = subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO_ROOT)
-        wall = time.perf_counter() - started
-        cpu = _child_cpu() - cpu
-        if result.returncode != 0:
-            raise RuntimeError(
-                f"inspect eval failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
-            )
-        [info] = list_eval_logs(logs)
-        log = read_eval_log(info.name)
-        tokens = sum(s.output.usage.output_tokens for s in log.samples or [] if s.output.usage)
-    return wall, tokens, cpu
+        _, launched, wall, cpu = _timed(command, env=_bench_env(base_url), cwd=REPO_ROOT)
+        return _from_log(logs, launched, wall, cpu)
 
 
-def bench_whole_process(base_url: str, model: str, reps: int, display: str) -> None:
+def bench_whole_process(base_url: str, model: str, reps: int, display: str) -> float:
+    """Prints medians per arm and returns harness ÷ raw throughput."""
     c = 16
-    runs: dict[str, list[tuple[float, int, float]]] = {"raw": [], "harness": [], "inspect": []}
+    runs: dict[str, list[Run]] = {"raw": [], "harness": [], "inspect": []}
     arms = {
         "raw": lambda: whole_raw(base_url, model, c),
         "harness": lambda: whole_harness(base_url, model, c, display),
         "inspect": lambda: whole_inspect(base_url, model, c, display),
     }
     for rep in range(reps):
-        order = list(arms) if rep % 2 == 0 else list(arms)[::-1]
-        for kind in order:
+        for kind in list(arms) if rep % 2 == 0 else list(arms)[::-1]:
             runs[kind].append(arms[kind]())
 
-    def summary(kind: str) -> tuple[float, str]:
-        tps = statistics.median(t / w for w, t, _ in runs[kind])
-        wall = statistics.median(w for w, _, _ in runs[kind])
-        cpu = statistics.median(cpu for _, _, cpu in runs[kind])
-        return tps, f"{wall:.1f} s wall, {cpu:.1f} s CPU, {tps:.1f} tok/s"
+    def med(kind: str, value: Callable[[Run], float]) -> float:
+        return statistics.median(value(r) for r in runs[kind])
 
-    raw_tps, raw_text = summary("raw")
-    harness_tps, harness_text = summary("harness")
-    inspect_tps, inspect_text = summary("inspect")
-    print(f"P1 whole process c={c}, display={display}, {reps} runs each (medians):")
-    print(f"   raw async client   {raw_text}")
-    print(f"   plain inspect eval {inspect_text}  ratio {inspect_tps / raw_tps:.3f}")
+    raw_tps = med("raw", lambda r: r.tokens_per_s)
     print(
-        f"   harness eval       {harness_text}  ratio {harness_tps / raw_tps:.3f}  (goal >= 0.90)"
+        f"P1 whole process, 64 requests x {MAX_TOKENS} tokens at c={c}, display={display}, "
+        f"medians of {reps} runs each (order alternating):"
     )
+    print(
+        f"   {'':19} {'wall s':>7} {'CPU s':>6} {'start-up':>8} {'requests':>8} {'exit':>6} {'tok/s':>6}  ratio"
+    )
+    labels = {"raw": "raw async client", "inspect": "plain inspect eval", "harness": "harness eval"}
+    for kind in ("raw", "inspect", "harness"):
+        tps = med(kind, lambda r: r.tokens_per_s)
+        print(
+            f"   {labels[kind]:19} {med(kind, lambda r: r.wall):7.1f} {med(kind, lambda r: r.cpu):6.1f} "
+            f"{med(kind, lambda r: r.startup):8.1f} {med(kind, lambda r: r.span):8.1f} "
+            f"{med(kind, lambda r: r.tail):6.1f} {tps:6.1f}  {tps / raw_tps:.3f}"
+            + ("  (goal >= 0.90)" if kind == "harness" else "")
+        )
+    return med("harness", lambda r: r.tokens_per_s) / raw_tps
 
 
 # ------------------------------------------------------------------------------ 3. in-process
