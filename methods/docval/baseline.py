@@ -5,13 +5,16 @@ The answer rule (``rule="rules"``), in order:
 1. **Field.** The question names a field by keyword (``field_of_question``): total, subtotal,
    tax, due date, date, invoice number, phone, company, address; otherwise "generic".
 2. **Label-value fields** (total, subtotal, tax, dates, invoice number, phone, generic): find the
-   lines holding one of the field's labels (e.g. "total", "amount due"; not a line that also holds
-   an excluded word such as "sub", "qty", "tax" for totals). The value is the first token of the
-   field's type (amount: a number with two decimals; date: a date pattern; id/phone: a token with
-   digits; generic: any text) to the right of the label on the same line, else on the next line
-   below that overlaps the label horizontally. Among several labelled lines, totals take the
-   lowest labelled line that has a value ("grand total" and "amount due" sit last), the others the
-   first. A date with no labelled value falls back to the first date on the page.
+   lines holding one of the field's labels (e.g. "grand total", "nett total", "total rounded",
+   "amount due"; only when none is on the page the weaker "total amount" / "total"), skipping a
+   line that also holds an excluded word (for totals "sub", "qty", "item", "tax", "excl",
+   "discount", "total gst"). Labels of five or more letters may differ by one OCR misread. The
+   value is the first token of the field's type (amount: a number with two decimals; date: a
+   date pattern; id/phone: a token with digits; generic: any text) to the right of the label on
+   its line, else on the same row (the rightmost amount), else on the next line below that
+   overlaps the label; a label without a colon heads a box, so its value is looked for below
+   first. The first labelled line with a value wins. A date with no labelled value falls back to
+   the first date on the page.
 3. **Company**: the first line in the top 40 % of the page that holds a company word (SDN BHD,
    BHD, LTD, INC, LLC, CO., ENTERPRISE, TRADING, ...); else the topmost line with at least three
    letters.
@@ -91,14 +94,26 @@ class _Field:
     exclude: tuple[str, ...] = ()
     value: Literal["amount", "date", "id", "phone", "any"] = "any"
     prefer: Literal["first", "last"] = "first"
+    # weaker labels, tried only when no line holds one of ``labels``
+    fallback_labels: tuple[str, ...] = ()
 
 
 _FIELDS: dict[str, _Field] = {
     "total": _Field(
-        ("grand total", "total amount", "amount due", "total due", "balance due", "total"),
-        ("sub", "qty", "quantity", "item", "tax", "excl", "discount", "saving"),
+        (
+            "grand total",
+            "nett total",
+            "net total",
+            "total rounded",
+            "rounded total",
+            "amount due",
+            "total due",
+            "balance due",
+        ),
+        ("sub", "qty", "quantity", "item", "tax", "excl", "discount", "saving", "total gst"),
         "amount",
-        "last",
+        "first",
+        fallback_labels=("total amount", "total"),
     ),
     "subtotal": _Field(("subtotal", "sub total", "sub-total"), (), "amount"),
     "tax": _Field(("tax", "gst", "vat", "sst"), ("excl", "incl", "id", "reg", "no"), "amount"),
@@ -466,6 +481,10 @@ def answer_with_ocr(
     else:
         spec = _FIELDS[field]
         result = _label_value(lines, words, spec.labels, spec.exclude, spec.value, spec.prefer)
+        if result is None and spec.fallback_labels:
+            result = _label_value(
+                lines, words, spec.fallback_labels, spec.exclude, spec.value, spec.prefer
+            )
         if result is None and spec.value == "date":
             result = _first_match(lines, "date")
     if result is None:

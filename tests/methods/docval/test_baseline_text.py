@@ -141,3 +141,17 @@ def test_text_helpers():
     assert find_text("nowhere", RECEIPT) == []
     assert text_in_box((290, 215, 350, 235), RECEIPT) == "9.00"
     assert text_in_box((0, 0, 1, 1), RECEIPT) == ""
+
+
+def test_strong_total_labels_win_and_gst_summary_is_skipped():
+    words = [
+        *_line(0, [(0, "TOTAL"), (200, "60.31")], 0),
+        *_line(20, [(0, "ROUNDING"), (200, "-0.01")], 1),
+        *_line(40, [(0, "TOTAL"), (60, "ROUNDED"), (200, "60.30")], 2),
+        *_line(60, [(0, "CASH"), (200, "100.00")], 3),
+        *_line(80, [(0, "TOTAL"), (60, "GST"), (200, "3.41")], 4),
+    ]
+    assert answer_with_ocr("What is the total amount?", words).answer == "60.30"
+    # without a strong label, the first plain "total" line with a value (not the GST summary)
+    weak = [w for w in words if w.line != 2]
+    assert answer_with_ocr("What is the total amount?", weak).answer == "60.31"
