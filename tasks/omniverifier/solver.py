@@ -206,7 +206,7 @@ def verify_image(
 # --- TTS ---------------------------------------------------------------------------------------
 
 
-def _oracle_reply(pixels: np.ndarray, spec: SceneSpec, scene) -> str:  # noqa: ARG001 - verifier interface
+def _oracle_reply(spec: SceneSpec, scene) -> str:
     violations = check_scene(scene, spec, visible=visibility(scene))
     if not violations:
         return format_verifier_output(True, think="exact check")
@@ -298,7 +298,7 @@ def tts_loop(
                 )
                 reply = out.completion
             elif verifier == "oracle":
-                reply = _oracle_reply(pixels, spec, scene)
+                reply = _oracle_reply(spec, scene)
             else:
                 reply = _builtin_reply(verifier, pixels, spec)
             verdict = parse_verifier_output(reply, image_size=(scene.width, scene.height))

@@ -127,7 +127,7 @@ def omniverifier(
             count, seed=seed, level=level, error_types=types, with_images=observation == "image"
         )
         source = f"generated scenes (tasks.omniverifier.scenes, seed={seed}, level={level})"
-        data_hash = content_hash_of_samples(samples)
+        data_hash = _samples_hash(samples)
         deviations.append(
             "dataset=generated: seeded synthetic scenes with one injected error stand in for "
             "ViVerBench (not reachable offline); subtasks mapped to ViVerBench names where they fit"
@@ -145,7 +145,7 @@ def omniverifier(
     else:
         samples, files = quokka_samples()
         source = f"imgaug 0.4.0 quokka photograph with its human-drawn box ({files})"
-        data_hash = content_hash_of_samples(samples)
+        data_hash = _samples_hash(samples)
     if observation == "objects" and verifier == "model":
         deviations.append(
             "observation=objects: the text-only model reads the classical detector's object list "
@@ -239,7 +239,7 @@ def _path(value: str):
     return path
 
 
-def content_hash_of_samples(samples) -> str:
+def _samples_hash(samples) -> str:
     """sha256 over the samples' ids, inputs, targets and metadata (generated data has no file)."""
     import hashlib
     import json

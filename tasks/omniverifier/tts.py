@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -38,7 +37,7 @@ from methods.omniverifier import (
     scene_to_json,
 )
 from scorers.boxes import enclosing_box
-from tasks.omniverifier.render import render, sign_box, visibility
+from tasks.omniverifier.render import sign_box, visibility
 from tasks.omniverifier.scenes import (
     ERROR_TYPES,
     HEIGHT,
@@ -229,12 +228,3 @@ class SimulatedGenerator:
 
 def _touches(box, region) -> bool:
     return box[0] < region[2] and region[0] < box[2] and box[1] < region[3] and region[1] < box[3]
-
-
-def render_candidate(candidate: Candidate):
-    """The candidate's pixels (its payload is a Scene)."""
-    return render(candidate.payload).pixels
-
-
-def describe(candidate: Candidate) -> str:
-    return json.dumps(candidate.payload.to_dict()) if candidate.payload is not None else ""
