@@ -9,6 +9,8 @@ Two reply formats are read, whichever the reply uses: a JSON object
 ``{"reasoning": ..., "answer": ..., "bbox": [x1, y1, x2, y2]}`` (``prompt_style="json"``) and
 DocVAL's seven-step CoT with ``ANSWER:`` and ``BBOX:`` lines (``prompt_style="docval_cot"``, the
 teacher's and student's format). Several boxes in one reply are merged into their enclosing box.
+A JSON reply cut off before its closing brace (the token limit reached) is read field by field:
+a complete ``"answer": "..."`` and ``"bbox": [...]`` count, with a note saying so.
 Anything unusable is a ``Prediction`` with ``failure`` set to the reason (a scored miss).
 """
 
@@ -138,6 +140,10 @@ _BOX_LINE = re.compile(
     r"BBOX\s*:\s*\[?\s*" + r"\s*,\s*".join([_NUM] * 4) + r"\s*\]?", re.IGNORECASE
 )
 _ANSWER_LINE = re.compile(r"^\s*\**ANSWER\**\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+# fields of a JSON reply cut off before its closing brace (the token limit hit in the reasoning
+# or after the box): read what is complete
+_OPEN_ANSWER = re.compile(r'"answer"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?)')
+_OPEN_BBOX = re.compile(r'"(?:bbox|box)"\s*:\s*\[\s*' + r"\s*,\s*".join([_NUM] * 4) + r"\s*\]")
 _STEP = re.compile(r"Step\s*\d+\s*:\s*(.*?)(?=\n\s*Step\s*\d+\s*:|\n\s*ANSWER\s*:|\Z)", re.S | re.I)
 
 
@@ -244,11 +250,25 @@ def parse_output(
         return Prediction(None, None, [], "empty reply")
     objs = [o for o in _json_objects(text) if {"answer", "bbox", "box"} & set(o)]
     problems: list[str] = []
+    incomplete = False
     if objs:
         obj = objs[0]
         answer, answer_problem = _answer_value(obj.get("answer"))
         boxes, box_problem = _box_value(obj.get("bbox", obj.get("box")))
         reasoning = _steps(obj.get("reasoning", obj.get("cot_steps")))
+    elif _OPEN_ANSWER.search(text) or _OPEN_BBOX.search(text):
+        ma, mb = _OPEN_ANSWER.search(text), _OPEN_BBOX.search(text)
+        try:
+            raw_answer = json.loads(ma.group(1)) if ma else None
+        except ValueError:  # a string with an escape JSON does not know
+            raw_answer = ma.group(1).strip('"') if ma else None
+        answer, answer_problem = _answer_value(raw_answer)
+        boxes, box_problem = (
+            ([[float(g) for g in mb.groups()]], None) if mb else (None, "no bbox in the reply")
+        )
+        r = re.search(r'"reasoning"\s*:\s*"((?:[^"\\]|\\.)*)', text)
+        reasoning = _steps(r.group(1) if r else None)
+        incomplete = True
     else:
         m = _ANSWER_LINE.search(text)
         b = _BOX_LINE.search(text)
@@ -264,7 +284,7 @@ def parse_output(
         reasoning = _steps(r.group(1) if r else text[: m.start()] if m else "")
     if answer_problem:
         problems.append(answer_problem)
-    notes: list[str] = []
+    notes: list[str] = ["incomplete JSON object: fields read one by one"] if incomplete else []
     bbox = None
     if boxes is not None:
         if len(boxes) > 1:

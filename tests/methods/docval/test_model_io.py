@@ -107,3 +107,15 @@ def test_prompts():
     assert format_regions([], "pixels", SIZE) == "No text regions detected."
     fb = feedback_prompt(["Move RIGHT by 5 px"], "pixels")
     assert "- Move RIGHT by 5 px" in fb
+
+
+def test_json_cut_off_by_the_token_limit_is_read_field_by_field():
+    p = _parse(
+        '{"reasoning": "the total line", "answer": "9.00", "bbox": [10, 20, 30, 40], "note": "and th'
+    )
+    assert p.failure is None and p.answer == "9.00" and p.bbox == (10, 20, 30, 40)
+    assert p.reasoning == ["the total line"] and "incomplete JSON" in p.notes[0]
+    p = _parse('{"reasoning": "long story", "answer": "9.00", "bbox": [10, 2')
+    assert p.answer == "9.00" and p.bbox is None and "no bbox" in p.failure
+    p = _parse('{"reasoning": "it rambles on and on')
+    assert p.answer is None and "unparseable" in p.failure
