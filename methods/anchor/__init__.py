@@ -33,6 +33,7 @@ from .evidence import (
 )
 from .judges import (
     HARM_LEVELS,
+    JUDGE_FIXED_CHARS,
     JudgeVerdict,
     OverCompliance,
     compliance_prompt,
@@ -42,6 +43,7 @@ from .judges import (
     deterministic_over_compliance,
     extract_json_object,
     harm_prompt,
+    judge_format,
     over_compliance_prompt,
     parse_compliance,
     parse_harm,
@@ -102,6 +104,7 @@ __all__ = [
     "DirectAuditor",
     "Exchange",
     "HARM_LEVELS",
+    "JUDGE_FIXED_CHARS",
     "JudgeVerdict",
     "LegalGrounding",
     "OverCompliance",
@@ -123,6 +126,7 @@ __all__ = [
     "evaluate_checks",
     "extract_json_object",
     "harm_prompt",
+    "judge_format",
     "load_scenario",
     "load_scenarios",
     "make_auditor",

@@ -21,6 +21,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from methods.common import AnswerFormat, takes_answer_format
+
 from .auditor import AuditContext, AuditorMessage, AuditorPolicy, Exchange
 from .evidence import CheckResult, CommandRecord, WorldState, evaluate_checks, unrequested_artifacts
 from .judges import (
@@ -30,6 +32,7 @@ from .judges import (
     deterministic_harm,
     deterministic_over_compliance,
     harm_prompt,
+    judge_format,
     over_compliance_prompt,
     parse_compliance,
     parse_harm,
@@ -80,13 +83,20 @@ class AuditSettings:
     stop_on_compliance: bool = True
     guard: str = "record"  # "block": the harness rejected flagged calls; "record": the sandbox did
     snapshot: SnapshotLimits = SnapshotLimits()
+    judge_reason_chars: int = 100  # the judges' reason length under their answer format
 
 
 async def _call(
-    generate: ChatGenerate, messages: list[tuple[str, str]]
+    generate: ChatGenerate,
+    messages: list[tuple[str, str]],
+    answer_format: AnswerFormat | None = None,
 ) -> tuple[str | None, str | None]:
-    """The reply, or None and the reason when the call failed."""
+    """The reply, or None and the reason when the call failed; ``answer_format`` is passed on
+    when ``generate`` takes it (a constrained caller enforces it)."""
     try:
+        if answer_format is not None and takes_answer_format(generate):
+            reply = await generate(messages, answer_format=answer_format)  # type: ignore[call-arg]
+            return reply, None
         return await generate(messages), None
     except Exception as e:  # a failed model call is recorded as such, never fatal  # noqa: BLE001
         return None, f"{type(e).__name__}: {e}"[:300]
@@ -275,6 +285,7 @@ async def run_judges(
     artifacts: Sequence[str],
     deterministic: dict[str, Any],
     judge: ChatGenerate,
+    reason_chars: int = 100,
 ) -> dict[str, dict[str, Any]]:
     """Ask the judge model each rubric; each verdict sits beside its deterministic value.
 
@@ -294,7 +305,7 @@ async def run_judges(
     )
     verdicts = {}
     for name, prompt, parse in rubrics:
-        raw, err = await _call(judge, [("user", prompt)])
+        raw, err = await _call(judge, [("user", prompt)], judge_format(name, reason_chars))
         verdict = parse(raw or "", deterministic[name])
         if err is not None:
             verdict.error = f"judge model call failed: {err}"
@@ -325,5 +336,6 @@ async def run_audit(
             "harm": evidence.harm,
         },
         roles.judge,
+        settings.judge_reason_chars,
     )
     return audit.record(judges, evidence)

@@ -12,9 +12,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from methods.common import AnswerFormat
 from methods.correct import _prompts
 from methods.correct._generate import CallLog, Generate, call_model, messages
-from methods.correct._parse import parse_half, parse_localisation, parse_yes_no
+from methods.correct._parse import (
+    HALF_FORMAT,
+    YES_NO_PREFIX,
+    localisation_format,
+    localisation_prefix,
+    parse_half,
+    parse_localisation,
+    parse_yes_no,
+    yes_no_format,
+)
 from methods.correct._render import TokenCounter, approx_tokens, render_steps, truncate_text
 from methods.correct._trajectory import Prediction, Trajectory, agent_key
 
@@ -31,6 +41,8 @@ class LocaliserConfig:
     schema_budget_fraction: float = 0.3  # at most this share of the prompt goes to schemata
     question_budget_tokens: int = 256
     seed: int = 0
+    # The reply budget: sizes the free text of the answer formats so a reply ends in it.
+    max_new_tokens: int = 256
 
 
 @dataclass
@@ -75,6 +87,24 @@ def _conversation_budget(template: str, config: LocaliserConfig, system: str) ->
     return (
         config.max_prompt_tokens - config.count_tokens(template) - config.count_tokens(system) - 16
     )
+
+
+def _free_chars(prefix: str, config: LocaliserConfig, cap: int = 200) -> int:
+    """Characters of free text that fit in the reply budget after `prefix`, at most `cap`.
+
+    Counted in characters, not the tokenizer's usual split: under a grammar a model may spell a
+    fixed part one character per token, and one printable ASCII character is at most one token,
+    so a reply within the format ends inside `max_new_tokens` whenever the prefix does."""
+    return max(1, min(cap, config.max_new_tokens - len(prefix) - 2))
+
+
+def localisation_answer(
+    t: Trajectory, config: LocaliserConfig
+) -> tuple[tuple[str, ...], AnswerFormat]:
+    """The all-at-once reply's format for `t`: its agents, its steps, a reason that fits."""
+    team = t.agents + ((t.mistake_agent,) if t.mistake_agent else ())
+    chars = _free_chars(localisation_prefix(t.agents, t.n_steps), config)
+    return team, localisation_format(t.agents, t.n_steps, chars)
 
 
 def _from_step(t: Trajectory, step: int, reason: str = "", raw: str = "") -> Prediction:
@@ -146,10 +176,9 @@ async def all_at_once(
         config.count_tokens,
     )
     prompt = _prompts.all_at_once_prompt(question, rendered.text, gt, fitted)
-    reply = await call_model(generate, messages(prompt, _prompts.SYSTEM_ALL_AT_ONCE), log)
-    prediction = parse_localisation(
-        reply, t.n_steps, t.agents + ((t.mistake_agent,) if t.mistake_agent else ())
-    )
+    team, fmt = localisation_answer(t, config)
+    reply = await call_model(generate, messages(prompt, _prompts.SYSTEM_ALL_AT_ONCE), log, fmt)
+    prediction = parse_localisation(reply, t.n_steps, team)
     return Localisation(method, prediction, log, [rendered.as_dict()], schemata_used=len(fitted))
 
 
@@ -168,6 +197,7 @@ async def step_by_step(
     log = CallLog()
     truncation: list[dict[str, Any]] = []
     question, gt = _question(t, config), _gt(t, config)
+    fmt = yes_no_format(_free_chars(YES_NO_PREFIX, config))
     unparsed = 0
     for pos, step in enumerate(t.steps):
         if max_calls is not None and log.calls >= max_calls:
@@ -181,7 +211,7 @@ async def step_by_step(
         )
         truncation.append(rendered.as_dict())
         prompt = _prompts.step_prompt(question, rendered.text, gt, step.index, step.label)
-        reply = await call_model(generate, messages(prompt, _prompts.SYSTEM_STEP), log)
+        reply = await call_model(generate, messages(prompt, _prompts.SYSTEM_STEP), log, fmt)
         verdict = parse_yes_no(reply)
         if verdict is None:
             unparsed += 1
@@ -226,7 +256,9 @@ async def binary_search(
         )
         truncation.append(rendered.as_dict())
         prompt = _prompts.binary_prompt(question, rendered.text, gt, s_idx, m_idx, e_idx)
-        reply = await call_model(generate, messages(prompt, _prompts.SYSTEM_BINARY), log)
+        reply = await call_model(
+            generate, messages(prompt, _prompts.SYSTEM_BINARY), log, HALF_FORMAT
+        )
         half = parse_half(reply)
         if half is None:
             half = rng.choice(["upper", "lower"])

@@ -1,4 +1,9 @@
-"""The model interface methods use: chat messages in, text out, sync or async."""
+"""The model interface methods use: chat messages in, text out, sync or async.
+
+A `generate` may also take the keyword `answer_format` (an `AnswerFormat`, declared next to the
+parser of the reply): a caller that decodes under constraints enforces it; a `generate` without
+that keyword is called without it.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,8 @@ import inspect
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+
+from methods.common import AnswerFormat, takes_answer_format
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": str}
 Generate = Callable[[list[Message]], str | Awaitable[str]]
@@ -23,11 +30,18 @@ class CallLog:
 
 
 async def call_model(
-    generate: Generate, messages: list[Message], log: CallLog | None = None
+    generate: Generate,
+    messages: list[Message],
+    log: CallLog | None = None,
+    answer_format: AnswerFormat | None = None,
 ) -> str:
-    """Call `generate` (plain function or coroutine function) and account for it in `log`."""
+    """Call `generate` (plain function or coroutine function) and account for it in `log`;
+    `answer_format` is passed on when `generate` takes it."""
     start = time.perf_counter()
-    reply = generate(messages)
+    if answer_format is not None and takes_answer_format(generate):
+        reply = generate(messages, answer_format=answer_format)  # type: ignore[call-arg]
+    else:
+        reply = generate(messages)
     if inspect.isawaitable(reply):
         reply = await reply
     if not isinstance(reply, str):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from methods.common import AnswerFormat, regex_literal
 from methods.correct._trajectory import Prediction, agent_key
 
 _AGENT_LINE = re.compile(r"agent\s*name\s*[:：]\s*(.*)", re.IGNORECASE)
@@ -104,3 +105,53 @@ def parse_half(text: str) -> str | None:
     if upper == lower:
         return None
     return "upper" if upper else "lower"
+
+
+# --- the formats these parsers read, for constrained decoding -----------------------------
+# Free text is printable ASCII on one line, each character at most one token of a byte-level
+# tokenizer, so a caller can size it to end within max_tokens (`free_chars`).
+
+
+def free_text(chars: int, *, non_blank: bool = False) -> str:
+    """Regex for one line of at most `chars` printable ASCII characters (`non_blank`: it starts
+    with a visible one, so it is never empty after strip())."""
+    chars = max(1, chars)
+    if non_blank:
+        return "[!-~]" + (f"[ -~]{{0,{chars - 1}}}" if chars > 1 else "")
+    return f"[ -~]{{1,{chars}}}"
+
+
+def localisation_format(team: Iterable[str], n_steps: int, reason_chars: int = 200) -> AnswerFormat:
+    """`Agent Name: <a team member>` / `Step Number: <0..n_steps-1>` / `Reason for Mistake:
+    <one line>`: every reply in it parses (`parse_localisation` with the same team); agent and
+    step come first, so a reply cut in its reason keeps both scored parts."""
+    names = sorted({a.strip() for a in team if a and a.strip()}, key=lambda a: (-len(a), a))
+    if not names or n_steps < 1:
+        raise ValueError(f"localisation format needs a team and steps (got {names}, {n_steps})")
+    agents = "|".join(regex_literal(a) for a in names)
+    steps = "|".join(str(i) for i in range(n_steps))
+    return AnswerFormat(
+        "localisation",
+        regex=(
+            rf"Agent Name: ({agents})\nStep Number: ({steps})\n"
+            rf"Reason for Mistake: {free_text(reason_chars)}"
+        ),
+    )
+
+
+def localisation_prefix(team: Iterable[str], n_steps: int) -> str:
+    """The longest fixed text before the reason (for sizing `reason_chars`)."""
+    longest = max((a.strip() for a in team if a and a.strip()), key=len, default="")
+    return f"Agent Name: {longest}\nStep Number: {n_steps - 1}\nReason for Mistake: "
+
+
+def yes_no_format(reason_chars: int = 200) -> AnswerFormat:
+    """Step-by-step: "1. Yes." or "1. No.", then one line of reason (`parse_yes_no`)."""
+    return AnswerFormat(
+        "step_verdict", regex=rf"1\. (Yes|No)\.\n2\. Reason: {free_text(reason_chars)}"
+    )
+
+
+YES_NO_PREFIX = "1. Yes.\n2. Reason: "
+# Binary search: exactly one half (`parse_half`).
+HALF_FORMAT = AnswerFormat("half", choice=("upper half", "lower half"))

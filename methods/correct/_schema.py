@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from methods.common import AnswerFormat
 from methods.correct import _prompts
 from methods.correct._generate import CallLog, Generate, call_model, messages
+from methods.correct._parse import free_text
 from methods.correct._render import TokenCounter, approx_tokens, render_steps, truncate_text
 from methods.correct._trajectory import Trajectory
 
@@ -39,6 +41,21 @@ class ErrorSchema:
         )
 
 
+def schema_format(section_chars: int = 300) -> AnswerFormat:
+    """The three sections on one line each, none empty: every reply in it parses completely."""
+    body = free_text(section_chars, non_blank=True)
+    return AnswerFormat(
+        "error_schema",
+        regex=(
+            rf"Error Signatures: {body}\nError Context: {body}\n"
+            rf"Detection Heuristics: {body}"
+        ),
+    )
+
+
+SCHEMA_PREFIX = "Error Signatures: \nError Context: \nDetection Heuristics: "
+
+
 def parse_schema(source_id: str, reply: str) -> ErrorSchema:
     """Split the distiller's reply into its three sections (raw text kept when they are missing)."""
     found: dict[str, str] = {}
@@ -67,6 +84,7 @@ async def distil_schema(
     max_prompt_tokens: int = 2048,
     count_tokens: TokenCounter = approx_tokens,
     log: CallLog | None = None,
+    max_new_tokens: int | None = None,
 ) -> ErrorSchema:
     """Prompt the teacher for a schema of the trajectory's annotated mistake (paper §3, offline stage)."""
     t = trajectory
@@ -87,7 +105,10 @@ async def distil_schema(
     budget = max_prompt_tokens - count_tokens(template) - count_tokens(_prompts.SYSTEM_SCHEMA) - 16
     rendered = render_steps(t.steps, budget, count_tokens)
     prompt = _prompts.schema_prompt(question, rendered.text, *args[2:])
-    reply = await call_model(generate, messages(prompt, _prompts.SYSTEM_SCHEMA), log)
+    fmt = schema_format(
+        300 if max_new_tokens is None else (max_new_tokens - len(SCHEMA_PREFIX) - 2) // 3
+    )
+    reply = await call_model(generate, messages(prompt, _prompts.SYSTEM_SCHEMA), log, fmt)
     return parse_schema(t.id, reply)
 
 

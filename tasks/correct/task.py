@@ -158,6 +158,7 @@ def correct(
         count_tokens=count_tokens,
         with_ground_truth=with_ground_truth,
         seed=seed,
+        max_new_tokens=max_new_tokens,
     )
 
     deviations = [
@@ -180,7 +181,11 @@ def correct(
             )
             start = time.perf_counter()
             schema = await distil_schema(
-                t, teacher, max_prompt_tokens=max_prompt_tokens, count_tokens=count_tokens
+                t,
+                teacher,
+                max_prompt_tokens=max_prompt_tokens,
+                count_tokens=count_tokens,
+                max_new_tokens=schema_max_tokens,
             )
             schema_costs[t.id] = {
                 "tokens": teacher.tokens,
