@@ -485,6 +485,11 @@ def job_tests(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
         import coverage
 
         cov = coverage.Coverage(data_file=None, include=targets, config_file=False)
+        # a project's pytest config may turn warnings into errors: coverage's are not its concern
+        cov.set_option(
+            "run:disable_warnings",
+            ["no-data-collected", "module-not-measured", "module-not-imported", "already-imported"],
+        )
         cov.start()
     statuses: dict[str, str] = {}
     details: dict[str, str] = {}
@@ -507,10 +512,14 @@ def job_tests(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
     if durations:
         result["durations"] = durations
     if cov is not None:
-        cov.stop()
-        data = cov.get_data()
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cov.stop()
+            data = cov.get_data()
         for path in targets:
-            for line, ctxs in (data.contexts_by_lineno(path) or {}).items():
+            for line, ctxs in (data.contexts_by_lineno(path) or {}).items():  # noqa: B007
                 for ctx in ctxs:
                     rel = os.path.relpath(path, runner.repo)
                     contexts.setdefault(ctx, {}).setdefault(rel, []).append(line)

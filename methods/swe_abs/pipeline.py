@@ -550,6 +550,8 @@ class Strengthener:
         gen = self.roles.tester
         assert gen is not None
         executed = _covered_lines(self.gold_coverage, None)
+        for path in self.targets:  # import-time lines count as executed (as in coverage_of)
+            executed.setdefault(path, set()).update(_static_executed(self.ws.gold_texts[path]))
         uncovered = {
             p: [ln for ln in t if ln not in executed.get(p, set())] for p, t in self.targets.items()
         }
@@ -777,7 +779,9 @@ class Strengthener:
                     "kind": "tests",
                     "coverage": r == 0,
                     "durations": r == 0,
-                    "tests": original + new_ids + removed_ids,
+                    # the original tests were run twice on gold already (analyse); here only
+                    # the new (and removed) tests are re-run for flakiness
+                    "tests": new_ids + removed_ids,
                     "timeout": cfg.job_timeout,
                 }
             )
@@ -810,19 +814,19 @@ class Strengthener:
                         "timeout": cfg.job_timeout,
                     }
                 )
-        test_files = [*self.test_files, *files]
-        res = (
-            await ws.run_plan("repo", test_files, self.sources, jobs, timeout=cfg.plan_timeout)
-            if jobs
-            else {"jobs": {}, "collected": []}
-        )
+        # only the new modules (and the removed tests) are collected: the original suite's
+        # results on gold and on every variant are known from the analyse run
+        if new_ids or removed_ids:
+            res = await ws.run_plan(
+                "repo", list(files), self.sources, jobs, timeout=cfg.plan_timeout
+            )
+        else:
+            res = {"jobs": {f"gold-{k}": {"status": {}} for k in range(max(cfg.flaky_reruns, 1))},
+                   "collected": []}  # fmt: skip
         results = res["jobs"]
         collected = set(res.get("collected", []))
         gold_runs = [results[f"gold-{k}"]["status"] for k in range(max(cfg.flaky_reruns, 1))]
         self.out.flaky_new = [t for t in flaky_tests(gold_runs) if t in set(new_ids)]
-        flaky_orig_more = [t for t in flaky_tests(gold_runs) if t in set(original)]
-        self.flaky_excluded |= set(flaky_orig_more)
-        self.out.flaky_original = sorted(set(self.out.flaky_original) | set(flaky_orig_more))
         for t in self.out.new_tests:
             if t.nodeid not in collected:
                 t.reason = "not collected (import or syntax error)"
@@ -861,7 +865,9 @@ class Strengthener:
             if rec.status in ("survived", "no_tests"):
                 rec.status = "killed_new" if rec.killed_by_new else rec.status
         gold0 = results["gold-0"]
-        self.out.coverage_after = self.coverage_of(gold0.get("coverage"), set(original) | accepted)
+        merged: dict[str, dict[str, list[int]]] = dict(self.gold_coverage or {})
+        merged.update({k: v for k, v in (gold0.get("coverage") or {}).items() if k in accepted})
+        self.out.coverage_after = self.coverage_of(merged, set(original) | accepted)
         # re-evaluation of the trusted candidates
         for i, cand in enumerate(trusted):
             verdict = CandidateVerdict(cand.system, cand.kind)

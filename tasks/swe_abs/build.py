@@ -298,7 +298,7 @@ async def build_one(project: dict[str, Any], spec: dict[str, Any]) -> dict[str, 
                 t for t in removed_ids if st.get(t) in ("FAILED", "ERROR")
             ),
         }
-    setup_files = {src_path: base_src, test_path: base_tests}
+    setup_files = {**env_fix, src_path: base_src, test_path: base_tests}
     setup_patch = "".join(
         make_patch(p, _sdist_text(sdist, p), t) for p, t in sorted(setup_files.items())
     )

@@ -51,4 +51,6 @@ def run_swe_abs(
     )
     assert log.status == "success", log.error
     assert log.samples is not None
+    errors = [(s.id, s.epoch, s.error.message) for s in log.samples if s.error is not None]
+    assert not errors, errors
     return log, log.samples
