@@ -137,7 +137,7 @@ def _containers(names: list[str]) -> int:
     if not names:
         return 0
     try:
-        import docker  # type: ignore[import-not-found]
+        import docker
 
         client = docker.from_env()
         present = {c.name for c in client.containers.list(all=True)}

@@ -24,6 +24,7 @@ from inspect_ai.scorer import (
     Metric,
     SampleScore,
     Score,
+    Scorer,
     Target,
     metric,
     scorer,
@@ -128,6 +129,7 @@ def judge(state_metadata: dict[str, Any], records: list[dict[str, Any]]) -> Scor
     }
     deviation = _deviation(ops, records)
     completed = contained = False
+    failure: str | None
     if deviation is not None:
         failure = f"agent: {deviation}"
     elif fault:
@@ -159,7 +161,7 @@ def judge(state_metadata: dict[str, Any], records: list[dict[str, Any]]) -> Scor
 
 
 @scorer(metrics=[])  # metrics are given by the task (they need the run's registry)
-def stress_scorer():  # type: ignore[no-untyped-def]
+def stress_scorer() -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:  # noqa: ARG001
         return judge(state.metadata, list(store().get(OPS_KEY, [])))
 
