@@ -42,7 +42,7 @@ TASK_VERSION = "1.0.0"
 
 #: `make run`: 14 generated samples (each error type once, true and false) verified by the
 #: embedded model from the detector's object list, short replies.
-RUN_ALL_ARGS: dict = {"mode": "verify", "n": 14, "max_tokens": 160}
+RUN_ALL_ARGS: dict = {"mode": "verify", "n": 14, "max_tokens": 128}
 
 
 @task
