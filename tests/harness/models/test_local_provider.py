@@ -54,8 +54,7 @@ def test_tool_call_emulation_parsing():
 
 
 def test_images_are_refused_not_dropped():
-    from inspect_ai._util.content import ContentImage, ContentText
-    from inspect_ai.model import ChatMessageUser
+    from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
 
     from harness.models.local_provider import TextOnlyModelError
 
