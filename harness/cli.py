@@ -23,7 +23,7 @@ HELP = {
              [role.<role>=<spec>] [model_arg.<key>=<value>] [limit=N] [epochs=K] [seed=S]
              [log_dir=DIR] [sandbox=bwrap|docker|local] [max_connections=N] [max_samples=N]
              [max_tokens=N] [temperature=T] [retry_attempts=N] [fail_on_error=X]
-             [display=rich|plain|log|none] [<task_param>=<value> ...]
+             [display=rich|plain|log|none] [constrained=on|off] [<task_param>=<value> ...]
   Evaluate tasks (resumable: re-running the same command in the same log_dir reuses finished
   samples). `harness list` shows each task's parameters and the model roles it uses.""",
     "list": """harness list
@@ -34,6 +34,7 @@ HELP = {
               [dtype=auto|bf16|fp32] [served_name=NAME] [enforce_eager=true|false]
   An OpenAI-compatible vLLM server on a model (default: the embedded model).""",
     "run-all": """harness run-all [log_dir=DIR] [out=DIR] [backend=vllm|transformers] [tasks=a,b]
+              [constrained=on|off]
   The `make run` job: every task with its RUN_ALL_ARGS on the embedded model, then the report.""",
 }
 USAGE = "usage:\n" + "\n".join(
@@ -288,7 +289,7 @@ def cmd_run_all(args: list[str]) -> int:
     from harness.eval import run_eval
 
     options = dict(parse_overrides(args))
-    known = {"log_dir", "out", "backend", "tasks"}
+    known = {"log_dir", "out", "backend", "tasks", "constrained"}
     for key in options:
         if key not in known:
             raise ConfigError(
@@ -319,6 +320,10 @@ def cmd_run_all(args: list[str]) -> int:
         ),
         log_dir=log_dir,
         display="plain" if not sys.stdout.isatty() else "rich",
+        # The small embedded model is measured on skill, not on writing formats (issue 17).
+        constrained=convert_value(
+            options.get("constrained", "on"), Literal["on", "off"], "constrained"
+        ),
     )
     from harness.models.aliases import ModelServers
 

@@ -52,6 +52,8 @@ class EvalConfig:
     retry_attempts: int = field(default=2, metadata=_AT_LEAST_0)
     fail_on_error: float | None = field(default=None, metadata=_AT_LEAST_0)
     display: Literal["rich", "plain", "log", "none"] = "rich"
+    # Answer formats enforced at decoding (harness.constrained); off keeps paper-faithful runs.
+    constrained: Literal["on", "off"] = "off"
 
 
 CONFIG_FIELDS = {f.name: f for f in dataclasses.fields(EvalConfig)}

@@ -55,6 +55,10 @@ def run_eval(
             role: _model(servers, resolve_model(spec, config.backend), get_model, config)
             for role, spec in config.role.items()
         }
+        # Tasks read the option when they build requests (harness.constrained.AnswerFormat).
+        from harness.constrained import CONSTRAINED_ENV, constrained_metadata
+
+        os.environ[CONSTRAINED_ENV] = config.constrained
         built = [tasks[name].function(**task_args.get(name, {})) for name in config.task]
         generate: dict[str, Any] = {} if config.seed is None else {"seed": config.seed}
         if config.max_tokens is not None:
@@ -75,7 +79,11 @@ def run_eval(
             fail_on_error=config.fail_on_error,
             display=config.display,
             log_dir_allow_dirty=True,
-            metadata={**_run_metadata(config), "harness_serving": servers.serving_metadata()},
+            metadata={
+                **_run_metadata(config),
+                "harness_serving": servers.serving_metadata(),
+                "harness_constrained": constrained_metadata(),
+            },
             **generate,
         )
     return EvalOutcome(

@@ -110,13 +110,14 @@ class ModelServers:
         self.startup_timeout_s = startup_timeout_s
 
     def prepare(self, resolved: ResolvedModel) -> ResolvedModel:
-        from harness.models.hardware import choose_dtype
+        from harness.models.hardware import choose_dtype, choose_torch_threads
 
         if resolved.name.startswith("harness/"):
             choice = choose_dtype(resolved.args.get("dtype"))
             self._serving[resolved.name] = {
                 "backend": "in-process",
                 "dtype": choice.as_metadata(),
+                "torch_threads": choose_torch_threads().as_metadata(),
                 **_label(resolved.name),
             }
             return ResolvedModel(resolved.name, {**resolved.args, "dtype": choice.dtype})

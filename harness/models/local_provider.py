@@ -31,6 +31,8 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
+from harness.models.chat_templates import TOOL_INSTRUCTION
+from harness.models.grammar import Constraint, constraint_from_request
 from harness.models.vlm import VLM_ALIASES, VisionLM, VisionPrompt, is_vision_model, load_image
 from harness.models.whitebox import Generation, WhiteBoxLM
 
@@ -73,9 +75,12 @@ class LocalTransformersAPI(ModelAPI):
         self,
         input: list[ChatMessage],
         tools: list[ToolInfo],
-        tool_choice: ToolChoice,  # noqa: ARG002
+        tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
+        # A JSON schema / regex / choice (response_schema or extra_body structured_outputs, as
+        # vLLM takes them) or a forced tool call (tool_choice "any" or a named function).
+        constraint = constraint_from_request(config, tools, tool_choice)
         prompt: Any
         if self.vision:
             messages, images = _render_messages(input, tools, vision=True)
@@ -84,7 +89,9 @@ class LocalTransformersAPI(ModelAPI):
             messages, _ = _render_messages(input, tools)
             prompt = self.lm.chat_template(messages)
         max_tokens = config.max_tokens or DEFAULT_MAX_TOKENS
-        generation = await self._batcher.submit(prompt, max_tokens, list(config.stop_seqs or []))
+        generation = await self._batcher.submit(
+            prompt, max_tokens, list(config.stop_seqs or []), constraint
+        )
         text, calls = generation.text, None
         if tools:
             text, calls = _parse_tool_calls(generation.text, tools)
@@ -104,6 +111,12 @@ class LocalTransformersAPI(ModelAPI):
             output_tokens=len(generation.token_ids),
             total_tokens=generation.prompt_tokens + len(generation.token_ids),
         )
+        if constraint is not None:
+            # A constrained reply cut by max_tokens is a truncation, not a format failure.
+            output.metadata = {
+                "constrained": constraint.kind,
+                "truncated": generation.finish_reason == "length",
+            }
         return output
 
 
@@ -120,6 +133,7 @@ class _Request:
     max_tokens: int
     stop: list[str]
     future: asyncio.Future[Generation]
+    constraint: Constraint | None = None  # one grammar per row: mixed batches are fine
 
 
 class _Batcher:
@@ -130,9 +144,11 @@ class _Batcher:
         self.pending: list[_Request] = []
         self.worker: asyncio.Task[None] | None = None
 
-    async def submit(self, prompt: Any, max_tokens: int, stop: list[str]) -> Generation:
+    async def submit(
+        self, prompt: Any, max_tokens: int, stop: list[str], constraint: Constraint | None = None
+    ) -> Generation:
         future: asyncio.Future[Generation] = asyncio.get_running_loop().create_future()
-        self.pending.append(_Request(prompt, max_tokens, stop, future))
+        self.pending.append(_Request(prompt, max_tokens, stop, future, constraint))
         if self.worker is None or self.worker.done():
             self.worker = asyncio.create_task(self._drain())
         return await future
@@ -152,6 +168,7 @@ class _Batcher:
                     record=False,
                     batch_size=len(batch),
                     stop=head.stop or None,
+                    constraints=[r.constraint for r in batch],
                 )
             except Exception as exc:  # noqa: BLE001 - each waiting request gets the error
                 for request in batch:
@@ -226,7 +243,8 @@ def _render_messages(
     messages: list[dict[str, Any]] = []
     for index, message in enumerate(input):
         if isinstance(message, ChatMessageTool):
-            body = message.error.message if message.error else message.text
+            # As inspect sends a tool message to an OpenAI-compatible server (vLLM).
+            body = f"Error: {message.error.message}" if message.error else message.text
             messages.append(
                 {
                     "role": "user",
@@ -259,10 +277,7 @@ def _render_messages(
             )
             for t in tools
         )
-        note = (
-            "You can call these tools:\n" + spec + "\nTo call a tool, reply with "
-            '<tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call>.'
-        )
+        note = "You can call these tools:\n" + spec + "\n" + TOOL_INSTRUCTION
         if messages and messages[0]["role"] == "system":
             first = messages[0]["content"]
             if isinstance(first, str):

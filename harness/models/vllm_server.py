@@ -7,6 +7,7 @@ so the server is started as `python -m vllm.entrypoints.openai.api_server`.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import signal
@@ -21,10 +22,18 @@ from typing import Any
 
 import httpx
 
+from harness.models.chat_templates import served_chat_template
 from harness.models.hardware import DtypeChoice, choose_dtype, vllm_cpu_settings
 from harness.paths import cache_dir
 
 DEFAULT_STARTUP_TIMEOUT_S = 420.0
+#: Server-wide structured-output settings (per-request constraints come from harness.constrained).
+STRUCTURED_OUTPUTS = {"backend": "xgrammar", "disable_any_whitespace": True}
+SHARED_MACHINE_TIMEOUTS = {
+    "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "1800",
+    "VLLM_REGEX_COMPILATION_TIMEOUT_S": "120",
+    "VLLM_ENGINE_READY_TIMEOUT_S": "1800",
+}
 
 
 class VLLMServerError(RuntimeError):
@@ -99,6 +108,7 @@ def launch_plan(
     kv_cache_gib: int | None = None,
     max_concurrency: int = 16,
     extra_args: list[str] | None = None,
+    chat_template: str | os.PathLike[str] | None = "auto",
 ) -> LaunchPlan:
     """How `start_vllm_server` starts vLLM (separate so the choices can be tested without it)."""
     choice = dtype if isinstance(dtype, DtypeChoice) else choose_dtype(dtype)
@@ -111,6 +121,10 @@ def launch_plan(
             "VLLM_CACHE_ROOT": env.get("VLLM_CACHE_ROOT", str(cache_dir() / "vllm")),
         }
     )
+    # vLLM's defaults assume a machine of its own: on a shared, loaded CPU one engine step or a
+    # regex compilation can outlast them (a step stalled past 300 s killed the engine here).
+    for key, value in SHARED_MACHINE_TIMEOUTS.items():
+        env.setdefault(key, value)
     settings: dict[str, Any] = {"dtype": choice.as_metadata()}
     if choice.device == "cpu":
         cpu = vllm_cpu_settings(
@@ -152,7 +166,16 @@ def launch_plan(
         "--enable-auto-tool-choice",
         "--tool-call-parser",
         "hermes",
+        # Constrained decoding (harness.constrained) on the engine the in-process back-end uses,
+        # and JSON without free whitespace, as there.
+        "--structured-outputs-config",
+        json.dumps(STRUCTURED_OUTPUTS),
     ]
+    template = served_chat_template(model_path) if chat_template == "auto" else chat_template
+    if template:
+        # The model's own template drops tools: describe them in the prompt, as in-process.
+        command += ["--chat-template", str(template)]
+    settings["chat_template"] = str(template) if template else "the model's own"
     if enforce_eager:
         command.append("--enforce-eager")
     command += extra_args or []

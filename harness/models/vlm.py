@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.models.embedded import embedded_model_dir
-from harness.models.hardware import DtypeChoice, choose_dtype
+from harness.models.grammar import Constraint, logits_processors_for
+from harness.models.hardware import DtypeChoice, apply_torch_threads, choose_dtype
 from harness.models.whitebox import Generation, _stop_cut, _truncate_at_stop
 from harness.paths import cache_dir
 
@@ -244,6 +245,7 @@ class VisionLM:
         key = f"{path}|{choice.dtype}"
         with cls._shared_lock:
             if key not in cls._shared:
+                apply_torch_threads()
                 processor = AutoProcessor.from_pretrained(path)
                 model = AutoModelForImageTextToText.from_pretrained(
                     path, dtype=choice.torch_dtype
@@ -290,6 +292,7 @@ class VisionLM:
         batch_size: int = 8,
         stop: Sequence[str] | None = None,
         min_new_tokens: int = 0,
+        constraints: Sequence[Constraint | None] | None = None,
     ) -> list[Generation]:
         """Greedy continuations; requests with and without images are batched apart."""
         if record:
@@ -302,9 +305,10 @@ class VisionLM:
             for start in range(0, len(group), max(1, batch_size)):
                 chunk = group[start : start + batch_size]
                 batch = [prompts[i] for i in chunk]
+                rows = None if constraints is None else [constraints[i] for i in chunk]
                 for i, gen in zip(
                     chunk,
-                    self._generate_batch(batch, max_new_tokens, stop or (), min_new_tokens),
+                    self._generate_batch(batch, max_new_tokens, stop or (), min_new_tokens, rows),
                     strict=True,
                 ):
                     results[i] = gen
@@ -316,14 +320,18 @@ class VisionLM:
         max_new_tokens: int,
         stop: Sequence[str],
         min_new_tokens: int,
+        constraints: list[Constraint | None] | None = None,
     ) -> list[Generation]:
         import torch
 
         enc = self.inputs(prompts)
         eos = self.eos_token_ids
+        vocab = int(self.model.get_output_embeddings().weight.shape[0])
+        processors = logits_processors_for(self, self.tokenizer, vocab, constraints)
         with self._lock, torch.inference_mode():
             out = self.model.generate(
                 **enc,
+                logits_processor=processors,
                 max_new_tokens=max_new_tokens,
                 min_new_tokens=min_new_tokens or None,
                 do_sample=False,

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.models.hardware import Device, DtypeChoice, choose_dtype
+from harness.models.grammar import Constraint, logits_processors_for
+from harness.models.hardware import Device, DtypeChoice, apply_torch_threads, choose_dtype
 
 DEFAULT_ALIASES = {"default", "harness/default", "embedded", "smollm2", "harness/smollm2"}
 WHITEBOX_OVERRIDE_ENV = "HARNESS_WHITEBOX_MODEL"
@@ -93,6 +94,7 @@ class WhiteBoxLM:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         path = resolve_model_path(name_or_path)
+        apply_torch_threads()  # one CPU left over: OpenMP threads spin when a CPU is taken
         try:
             tokenizer = AutoTokenizer.from_pretrained(path)
             model = AutoModelForCausalLM.from_pretrained(path, dtype=choice.torch_dtype)
@@ -176,16 +178,24 @@ class WhiteBoxLM:
         batch_size: int = 8,
         stop: Sequence[str] | None = None,
         min_new_tokens: int = 0,
+        constraints: Sequence[Constraint | None] | None = None,
     ) -> list[Generation]:
         """Greedy continuations of already-formatted prompts (apply `chat_prompt` first).
 
         `min_new_tokens` holds EOS back that long (benchmarks use it to decode a fixed length).
+        `constraints` (one per prompt, None = free) restrict decoding to a JSON schema, regex,
+        choice list or forced tool call (`harness.models.grammar`); recorded logits stay raw.
         """
+        if constraints is not None and len(constraints) != len(prompts):
+            raise ValueError(f"{len(constraints)} constraints for {len(prompts)} prompts")
         results: list[Generation] = []
         for start in range(0, len(prompts), max(1, batch_size)):
             batch = list(prompts[start : start + batch_size])
+            rows = None if constraints is None else list(constraints[start : start + batch_size])
             results.extend(
-                self._generate_batch(batch, max_new_tokens, record, stop or (), min_new_tokens)
+                self._generate_batch(
+                    batch, max_new_tokens, record, stop or (), min_new_tokens, rows
+                )
             )
         return results
 
@@ -196,6 +206,7 @@ class WhiteBoxLM:
         record: bool,
         stop: Sequence[str],
         min_new_tokens: int = 0,
+        constraints: list[Constraint | None] | None = None,
     ) -> list[Generation]:
         import torch
 
@@ -212,10 +223,14 @@ class WhiteBoxLM:
 
             handle = self.lm_head.register_forward_pre_hook(_hook)
         eos = sorted(self.eos_token_ids)
+        processors = logits_processors_for(
+            self, tok, int(self.lm_head.weight.shape[0]), constraints
+        )
         try:
             with self._lock, torch.inference_mode():
                 out = self.model.generate(
                     **enc,
+                    logits_processor=processors,
                     max_new_tokens=max_new_tokens,
                     min_new_tokens=min_new_tokens or None,
                     do_sample=False,

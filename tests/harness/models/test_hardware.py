@@ -110,3 +110,18 @@ def test_launch_plan_records_choices_and_respects_environment(tmp_path, monkeypa
     forced = launch_plan(model, served_model_name="m", port=1, dtype="bf16", enforce_eager=False)
     assert forced.command[forced.command.index("--dtype") + 1] == "bfloat16"
     assert "--enforce-eager" not in forced.command
+
+
+def test_torch_threads_leave_one_cpu(monkeypatch):
+    from harness.models.hardware import choose_torch_threads
+
+    monkeypatch.delenv("HARNESS_TORCH_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert choose_torch_threads([0, 1]).threads == 1
+    assert choose_torch_threads([0]).threads == 1
+    assert choose_torch_threads(list(range(16))).threads == 15
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert choose_torch_threads([0, 1]).threads == 3
+    monkeypatch.setenv("HARNESS_TORCH_THREADS", "2")
+    chosen = choose_torch_threads([0, 1])
+    assert chosen.threads == 2 and "HARNESS_TORCH_THREADS" in chosen.reason
