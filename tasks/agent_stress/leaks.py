@@ -8,7 +8,10 @@
   `[bwrap] <defunct>` kind);
 - cgroups, mounts, work_dirs: a bwrap sample's cgroup directories, mounts under its folder, and
   the folder; for `local`, the sample's temporary directory;
-- containers: docker containers of the run still present (sandbox=docker only).
+- containers: docker containers of the run still present (sandbox=docker only). inspect's docker
+  sandbox does not yet tell its container names to the task (the project's own docker sandbox,
+  issue 20, will): until then `containers_measured` is false for docker runs and the count is
+  reported as not measured (nan), never as 0.
 
 After counting, `kill_tagged` SIGKILLs whatever tagged process is left, so a run that leaked
 (e.g. with sandbox=local, which has no isolation) still leaves the host clean.
@@ -39,6 +42,12 @@ class SampleFootprint:
     bwrap: Any = None  # sandboxes.bwrap.HostFootprint
     folder: str | None = None  # local: the sample's temporary directory
     containers: list[str] = field(default_factory=list)
+
+    @property
+    def containers_measured(self) -> bool:
+        """Whether this sample's containers (if any) are known: always, except for a docker
+        sandbox that did not name them."""
+        return self.sandbox != "docker" or bool(self.containers)
 
 
 class FootprintRegistry:
@@ -71,6 +80,9 @@ def footprint_of(environment: Any, sandbox_kind: str, tag: str) -> SampleFootpri
     host_footprint = getattr(environment, "host_footprint", None)
     if callable(host_footprint):  # the bwrap sandbox
         footprint.bwrap = host_footprint()
+    names = getattr(environment, "container_names", None)  # a docker sandbox that tells them
+    if callable(names):
+        footprint.containers = list(names())
     directory = getattr(environment, "directory", None)  # inspect's local sandbox
     name = getattr(directory, "name", None)
     if isinstance(name, str):

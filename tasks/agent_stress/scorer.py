@@ -246,6 +246,8 @@ def host_leaks(run_tag: str) -> Metric:
         totals["zombies"] += zombie_children()
         result = {f"leaked_{k}": float(totals[k]) for k in LEAK_KINDS}
         result["leaked_total"] = float(sum(totals.values()))
+        if not all(fp.containers_measured for fp in footprints):
+            result["leaked_containers"] = math.nan  # not measured: never a 0 we did not count
         return result
 
     return m

@@ -140,3 +140,20 @@ def test_summary_hand_computed() -> None:
 def test_summary_of_nothing() -> None:
     s = summarize([])
     assert s["samples"] == 0 and math.isnan(s["ok_rate"]) and math.isnan(s["ops_per_s"])
+
+
+def test_unmeasured_containers_are_nan_never_zero() -> None:
+    from tasks.agent_stress.leaks import SampleFootprint, registry_for
+    from tasks.agent_stress.scorer import host_leaks
+
+    registry_for("as-test-docker").add(
+        "s1", SampleFootprint(sandbox="docker", tag="as-test-docker-s1")
+    )
+    registry_for("as-test-local").add(
+        "s1", SampleFootprint(sandbox="local", tag="as-test-local-s1")
+    )
+    score = [SampleScore(score=Score(value={}), sample_id="s1")]
+    docker = host_leaks("as-test-docker")(score)
+    local = host_leaks("as-test-local")(score)
+    assert math.isnan(docker["leaked_containers"]) and local["leaked_containers"] == 0  # type: ignore[index]
+    assert local["leaked_total"] == 0  # type: ignore[index]
