@@ -5,6 +5,8 @@ permutations (higher = more anomalous)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,6 +103,23 @@ def warm_start_key(config: LMDetectorConfig, n_rows: int) -> tuple:
         config.seed,
         n_rows,
     )
+
+
+@contextmanager
+def seeded_torch(seed: int) -> Iterator[None]:
+    """Torch's global RNG seeded with ``seed`` for one fit and restored afterwards.
+
+    LoRA's adapter initialisation and dropout draw from torch's global generator; unseeded, a
+    fit's result depended on whatever the process had drawn before (importing inspect's task
+    module changed LoRA scores by ~0.1 %). Seeded, a fit is the same in any process, and a
+    DiSPaT fit from scratch equals one from AnoLLM's shared warm start for LoRA as for full
+    fine-tuning.
+    """
+    import torch
+
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        yield
 
 
 def subsample_rows(X: np.ndarray, max_rows: int | None, rng: np.random.Generator) -> np.ndarray:
@@ -200,17 +219,18 @@ class AnoLLMDetector:
         rng = np.random.default_rng(self.config.seed)
         X_used = subsample_rows(X, self.config.max_train_rows, rng)
         self.serializer.fit(X)  # binning statistics from every normal training row
-        model, self.tokenizer_ = self.lm_factory()
-        self.model_ = prepare_finetuning(
-            model,
-            self.config.finetune,
-            lora_r=self.config.lora_r,
-            lora_alpha=self.config.lora_alpha,
-            lora_dropout=self.config.lora_dropout,
-        )
-        losses = supervised_finetune(
-            self.model_, self.tokenizer_, self.serializer, X_used, self.config, rng
-        )
+        with seeded_torch(self.config.seed):
+            model, self.tokenizer_ = self.lm_factory()
+            self.model_ = prepare_finetuning(
+                model,
+                self.config.finetune,
+                lora_r=self.config.lora_r,
+                lora_alpha=self.config.lora_alpha,
+                lora_dropout=self.config.lora_dropout,
+            )
+            losses = supervised_finetune(
+                self.model_, self.tokenizer_, self.serializer, X_used, self.config, rng
+            )
         seconds = time.perf_counter() - t0
         self.report_ = FitReport(X.shape[0], X_used.shape[0], losses, seconds)
         if keep_warm_start:

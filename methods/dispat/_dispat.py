@@ -40,6 +40,7 @@ from methods.dispat._anollm import (
     WarmStart,
     check_train_matrix,
     permutation_scores,
+    seeded_torch,
     subsample_rows,
     supervised_finetune,
     warm_start_key,
@@ -132,25 +133,28 @@ class DiSPaTDetector:
         rng = np.random.default_rng(lm_cfg.seed)
         X_used = subsample_rows(X, lm_cfg.max_train_rows, rng)
         self.serializer.fit(X)
-        model, self.tokenizer_ = self.lm_factory()
-        self.model_ = prepare_finetuning(
-            model,
-            lm_cfg.finetune,
-            lora_r=lm_cfg.lora_r,
-            lora_alpha=lm_cfg.lora_alpha,
-            lora_dropout=lm_cfg.lora_dropout,
-        )
         shared_s = 0.0
-        if warm_start is None:
-            losses = supervised_finetune(
-                self.model_, self.tokenizer_, self.serializer, X_used, lm_cfg, rng
+        with seeded_torch(lm_cfg.seed):  # as AnoLLM's fit: LoRA init and dropout reproducible
+            model, self.tokenizer_ = self.lm_factory()
+            self.model_ = prepare_finetuning(
+                model,
+                lm_cfg.finetune,
+                lora_r=lm_cfg.lora_r,
+                lora_alpha=lm_cfg.lora_alpha,
+                lora_dropout=lm_cfg.lora_dropout,
             )
-        else:
-            self.model_.load_state_dict(warm_start.state)
-            self.model_.eval()
-            rng.bit_generator.state = warm_start.rng_state
-            losses, shared_s = list(warm_start.losses), warm_start.seconds
-        self.history_ = [self._self_play_iteration(X_used, it, rng) for it in range(cfg.iterations)]
+            if warm_start is None:
+                losses = supervised_finetune(
+                    self.model_, self.tokenizer_, self.serializer, X_used, lm_cfg, rng
+                )
+            else:
+                self.model_.load_state_dict(warm_start.state)
+                self.model_.eval()
+                rng.bit_generator.state = warm_start.rng_state
+                losses, shared_s = list(warm_start.losses), warm_start.seconds
+            self.history_ = [
+                self._self_play_iteration(X_used, it, rng) for it in range(cfg.iterations)
+            ]
         self.report_ = FitReport(
             X.shape[0],
             X_used.shape[0],

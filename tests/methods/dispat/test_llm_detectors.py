@@ -170,3 +170,34 @@ def test_dispat_with_zero_iterations_on_a_shared_warm_start_is_anollm(
     np.testing.assert_allclose(
         dis.decision_function(X_test), ano.decision_function(X_test), rtol=1e-6
     )
+
+
+def test_lora_fits_are_reproducible_whatever_the_process_drew_before(tiny_lm_factory):
+    """LoRA's init and dropout use torch's global RNG: each fit seeds it (and restores it), so
+    what the process drew before changes nothing, and DiSPaT from AnoLLM's shared LoRA fine-tune
+    equals DiSPaT's own fit."""
+    from dataclasses import replace
+
+    import torch
+
+    X_train, X_test, _ = _data(4)
+    lm = replace(FAST, finetune="lora", train_steps=6)
+    scores = []
+    for draws in (0, 7):
+        torch.manual_seed(123)
+        torch.rand(draws)  # a different history of the global generator
+        before = torch.get_rng_state()
+        det = AnoLLMDetector(tiny_lm_factory, TabularSerializer(), lm).fit(X_train)
+        assert torch.equal(torch.get_rng_state(), before)  # the caller's generator is untouched
+        scores.append(det.decision_function(X_test))
+    np.testing.assert_array_equal(scores[0], scores[1])
+    cfg = DiSPaTConfig(lm=lm, iterations=1, samples_per_iteration=4, steps_per_iteration=2)
+    own = DiSPaTDetector(tiny_lm_factory, TabularSerializer(), cfg).fit(X_train)
+    ano = AnoLLMDetector(tiny_lm_factory, TabularSerializer(), lm).fit(
+        X_train, keep_warm_start=True
+    )
+    shared = DiSPaTDetector(tiny_lm_factory, TabularSerializer(), cfg).fit(
+        X_train, warm_start=ano.warm_start_
+    )
+    assert own.report_.train_losses == ano.report_.train_losses
+    np.testing.assert_array_equal(shared.decision_function(X_test), own.decision_function(X_test))
