@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any, Literal
 
 from inspect_ai.model import (
@@ -18,6 +19,8 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from harness.constrained import AnswerFormat as DecodingFormat
+from methods.common import AnswerFormat
 from methods.correct import (
     CorrectLocaliser,
     Localisation,
@@ -58,8 +61,20 @@ def _to_chat(messages: list[dict[str, str]]) -> list[ChatMessage]:
     return [kinds[m["role"]](content=m["content"]) for m in messages]
 
 
+@lru_cache(maxsize=512)
+def _decoding_format(fmt: AnswerFormat) -> DecodingFormat:
+    """The methods' declaration as the harness's (checked once per distinct format)."""
+    return DecodingFormat(
+        json_schema=fmt.json_schema, regex=fmt.regex, choices=fmt.choice, name=fmt.name
+    )
+
+
 class ModelGenerate:
-    """Adapts an inspect Model to the methods' `generate(messages) -> str`, counting tokens."""
+    """Adapts an inspect Model to the methods' `generate(messages) -> str`, counting tokens.
+
+    With `constrained=on` a reply with an answer format is decoded under it; either way each such
+    reply is classed ok / truncated (cut by max_tokens) / format_failure in `reply_status`.
+    """
 
     def __init__(self, model: Model, max_tokens: int) -> None:
         self.model = model
@@ -68,10 +83,18 @@ class ModelGenerate:
         self.calls = 0
         self.seconds = 0.0
         self.last_output: ModelOutput | None = None
+        self.reply_status: dict[str, int] = {}
 
-    async def __call__(self, messages: list[dict[str, str]]) -> str:
+    async def __call__(
+        self, messages: list[dict[str, str]], answer_format: AnswerFormat | None = None
+    ) -> str:
         start = time.perf_counter()
-        output = await self.model.generate(_to_chat(messages), config=self.config)
+        fmt = _decoding_format(answer_format) if answer_format is not None else None
+        config = self.config.merge(GenerateConfig(**fmt.generate_args())) if fmt else self.config
+        output = await self.model.generate(_to_chat(messages), config=config)
+        if fmt is not None:
+            status = fmt.reply_status(output)
+            self.reply_status[status] = self.reply_status.get(status, 0) + 1
         self.seconds += time.perf_counter() - start
         self.calls += 1
         if output.usage is not None:
@@ -133,6 +156,7 @@ def localise(
                 config.count_tokens, "name", getattr(config.count_tokens, "__name__", "custom")
             ),
             "seconds": round(seconds, 4),
+            "reply_status": dict(model_gen.reply_status),
             **distil,
             **result.summary(),
         }

@@ -121,3 +121,32 @@ def test_embedded_model_data(data_dir, embedded_dir, tmp_path):
         assert loc["token_counter"].startswith("tokenizer:")
         assert loc["truncation"][0]["tokens"] <= 768
         assert loc["tokens"] > 0 and loc["retrieved"]
+
+
+@pytest.mark.embedded
+def test_embedded_model_constrained_replies_parse_data(
+    data_dir, embedded_dir, tmp_path, monkeypatch
+):
+    # constrained=on: every all-at-once / binary-search reply of the real model is in its format.
+    from harness.constrained import CONSTRAINED_ENV
+
+    monkeypatch.setenv(CONSTRAINED_ENV, "on")
+    for method in ("all_at_once", "binary_search"):
+        log = eval(
+            correct(
+                method=method,
+                subset="algorithm_generated",
+                limit_trajectories=2,
+                max_prompt_tokens=384,
+                max_new_tokens=48,
+            ),
+            model="harness/default",
+            display="none",
+            log_dir=str(tmp_path / method),
+        )[0]
+        assert log.status == "success", log.error
+        for s in log.samples:
+            loc = s.metadata["localisation"]
+            assert loc["step_error"] is None and loc["agent_error"] is None, loc["reason"]
+            assert "format_failure" not in loc["reply_status"], loc["reply_status"]
+            assert sum(loc["reply_status"].values()) == loc["calls"]
