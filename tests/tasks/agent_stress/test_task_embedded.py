@@ -21,7 +21,7 @@ def test_embedded_model_as_agent(tmp_path, bwrap_ok, embedded_dir) -> None:  # n
             workloads="network",
             concurrency=1,
             max_tokens=48,
-            sample_time_limit=240,
+            sample_time_limit=150,
         ),
         model=get_model("harness/default"),
         log_dir=str(tmp_path),
