@@ -9,6 +9,7 @@ from methods.correct._baselines import (
     all_at_once,
     binary_search,
     first_step_baseline,
+    localisation_answer,
     most_frequent_agent_baseline,
     random_baseline,
     schema_capacity,
@@ -24,10 +25,23 @@ from methods.correct._embed import (
 )
 from methods.correct._generate import CallLog, Generate, Message, call_model
 from methods.correct._localiser import PAPER_K, CorrectLocaliser
-from methods.correct._parse import parse_half, parse_localisation, parse_yes_no
+from methods.correct._parse import (
+    HALF_FORMAT,
+    localisation_format,
+    parse_half,
+    parse_localisation,
+    parse_yes_no,
+    yes_no_format,
+)
 from methods.correct._render import STRATEGY as TRUNCATION_STRATEGY
 from methods.correct._render import Rendered, approx_tokens, render_steps, truncate_text
-from methods.correct._schema import ErrorSchema, distil_schema, parse_schema, template_schema
+from methods.correct._schema import (
+    ErrorSchema,
+    distil_schema,
+    parse_schema,
+    schema_format,
+    template_schema,
+)
 from methods.correct._trajectory import Prediction, Step, Trajectory, agent_base, agent_key
 
 __all__ = [
@@ -62,7 +76,12 @@ __all__ = [
     "parse_localisation",
     "parse_schema",
     "parse_yes_no",
+    "HALF_FORMAT",
     "first_step_baseline",
+    "localisation_answer",
+    "localisation_format",
+    "schema_format",
+    "yes_no_format",
     "most_frequent_agent_baseline",
     "random_baseline",
     "schema_capacity",

@@ -8,16 +8,20 @@ import asyncio
 import pytest
 
 from methods.common import AnswerFormat, regex_literal
-from methods.correct import LocaliserConfig, Step, Trajectory, call_model
-from methods.correct._baselines import YES_NO_PREFIX, _free_chars, localisation_answer
-from methods.correct._parse import (
+from methods.correct import (
     HALF_FORMAT,
+    LocaliserConfig,
+    Step,
+    Trajectory,
+    call_model,
+    localisation_answer,
     parse_half,
     parse_localisation,
+    parse_schema,
     parse_yes_no,
+    schema_format,
     yes_no_format,
 )
-from methods.correct._schema import parse_schema, schema_format
 
 from .grammar_sampling import constrained_replies
 
@@ -49,7 +53,7 @@ def test_localisation_replies_always_parse(embedded_dir, counter):
 
 def test_step_verdict_and_half_replies_always_parse(embedded_dir, counter):
     config = LocaliserConfig(count_tokens=counter, max_new_tokens=32)
-    fmt = yes_no_format(_free_chars(YES_NO_PREFIX, config))
+    fmt = yes_no_format(config.max_new_tokens - len("1. Yes.\n2. Reason: ") - 2)
     for reply, used in constrained_replies(fmt, str(embedded_dir), n=4, seed=1):
         assert parse_yes_no(reply) in (True, False), reply
         assert used <= config.max_new_tokens
