@@ -906,15 +906,18 @@ def resolve(job: dict[str, Any], results: dict[str, Any]) -> dict[str, Any] | No
             float(job.get("timeout", 60)), factor * clean + float(sel.get("timeout_base", 1.0))
         )
     budget = job.get("timeout_from")
-    if budget is not None:  # 10x the clean time of these tests on the reference, + 1 s
+    if budget is not None:  # factor x the clean time of these tests on the reference, + base
         base = results.get(budget["job"]) or {}
-        durations = base.get("durations") or {}
-        tests = job.get("tests") or list(durations)
-        clean = sum(durations.get(t, 0.0) for t in tests)
-        job["timeout"] = min(
-            float(job.get("timeout", 60)),
-            float(budget.get("factor", 10.0)) * clean + float(budget.get("base", 1.0)),
-        )
+        if budget.get("whole_job"):  # the reference job's wall time (it ran the same tests)
+            clean = float(base.get("seconds") or 0.0)
+        else:
+            durations = base.get("durations") or {}
+            tests = job.get("tests") or list(durations)
+            clean = sum(durations.get(t, 0.0) for t in tests)
+        scaled = float(budget.get("factor", 10.0)) * clean + float(budget.get("base", 1.0))
+        current = float(job.get("timeout", 60))
+        # "at_least": a slow machine must not turn a correct candidate into a timeout
+        job["timeout"] = max(current, scaled) if budget.get("at_least") else min(current, scaled)
     unc = job.get("uncovered_from")
     if unc is not None:
         job.setdefault("targets", unc["targets"])

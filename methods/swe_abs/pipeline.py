@@ -250,6 +250,7 @@ class Strengthener:
         self.new_dir = self.test_files[0].rsplit("/", 1)[0] if "/" in self.test_files[0] else ""
         self.gold_status: dict[str, str] = {}
         self.gold_coverage: dict[str, dict[str, list[int]]] | None = None
+        self.run_timeout = config.job_timeout
 
     # -- stage 0 ------------------------------------------------------------------------
     def slice(self) -> dict[str, MustCover]:
@@ -380,6 +381,14 @@ class Strengthener:
                         "kind": "tests",
                         "variant": self._variant_of(changed),
                         "timeout": cfg.job_timeout,
+                        # as long as the gold run took, ten times over, on a loaded machine
+                        "timeout_from": {
+                            "job": "gold",
+                            "whole_job": True,
+                            "factor": 10,
+                            "base": 5,
+                            "at_least": True,
+                        },
                     }
                 )
         for mid, m in self.mutants.items():
@@ -430,6 +439,8 @@ class Strengthener:
         if gold.get("error") or gold.get("timed_out"):
             raise RunnerError(f"swe_abs: the gold run failed: {gold.get('error') or 'timeout'}")
         self.gold_status = gold["status"]
+        # the time limit for one candidate's test run scales with how long gold took here
+        self.run_timeout = max(cfg.job_timeout, 10 * float(gold.get("seconds") or 0.0) + 5)
         self.gold_coverage = gold.get("coverage")
         self.out.flaky_original = flaky_tests([gold["status"], rerun["status"]])
         self.flaky_excluded |= set(self.out.flaky_original)
@@ -568,10 +579,16 @@ class Strengthener:
             shown,
             _imports_of(self.ws.gold_texts[self.test_files[0]]),
         )
-        for attempt in range(self.cfg.retries):
+        # the paper's phases, each with its own retry budget: write (a usable reply), gold
+        # validation (the tests pass with the fix), coverage fix (the slice lines are executed)
+        tries = {"format": 0, "gold": 0, "coverage": 0}
+        attempt = -1
+        while all(n < self.cfg.retries for n in tries.values()):
+            attempt += 1
             reply = await self._ask("tester", gen, prompts.TESTER_SYSTEM, prompt, "coverage")
             code = prompts.extract_python(reply)
             if code is None:
+                tries["format"] += 1
                 self.out.model_events[-1].update(ok=False, failure="format")
                 prompt += "\n\n" + prompts.retry_feedback("format", "no code block that parses")
                 continue
@@ -579,6 +596,7 @@ class Strengthener:
             gold = res["jobs"]["gold"]
             bad = _failed(gold.get("status", {}), ids) if ids else ["(no test collected)"]
             if bad:
+                tries["gold"] += 1
                 detail = "\n".join((gold.get("details") or {}).get(t, t) for t in bad)[:1500]
                 self.out.model_events[-1].update(ok=False, failure="gold")
                 prompt += "\n\n" + prompts.retry_feedback("gold", detail or "\n".join(bad))
@@ -593,6 +611,7 @@ class Strengthener:
                 self.out.new_tests.append(nt)
             if not still:
                 break
+            tries["coverage"] += 1
             self.out.model_events[-1].update(ok=False, failure="coverage")
             prompt += "\n\n" + prompts.retry_feedback(
                 "coverage", "\n".join(f"{ln}: {src[ln - 1].strip()}" for ln in still)
@@ -695,10 +714,14 @@ class Strengthener:
                 make_patch(m.path, gold, m.source),
                 _imports_of(self.ws.gold_texts[self.test_files[0]]),
             )
-            for attempt in range(self.cfg.retries):
+            tries = {"format": 0, "gold": 0, "mutant": 0}  # a retry budget per phase
+            attempt = -1
+            while all(n < self.cfg.retries for n in tries.values()):
+                attempt += 1
                 reply = await self._ask("tester", gen, prompts.TESTER_SYSTEM, prompt, "mutant")
                 code = prompts.extract_python(reply)
                 if code is None:
+                    tries["format"] += 1
                     self.out.model_events[-1].update(ok=False, failure="format")
                     prompt += "\n\n" + prompts.retry_feedback("format", "no code block that parses")
                     continue
@@ -706,6 +729,7 @@ class Strengthener:
                 gold_r = res["jobs"]["gold"]
                 bad = _failed(gold_r.get("status", {}), ids) if ids else ["(no test collected)"]
                 if bad:
+                    tries["gold"] += 1
                     detail = "\n".join((gold_r.get("details") or {}).get(t, t) for t in bad)
                     self.out.model_events[-1].update(ok=False, failure="gold")
                     prompt += "\n\n" + prompts.retry_feedback("gold", detail[:1500])
@@ -713,6 +737,7 @@ class Strengthener:
                 mut_r = res["jobs"]["mutant"]
                 kills = mut_r.get("timed_out") or _failed(mut_r.get("status", {}), ids)
                 if not kills:
+                    tries["mutant"] += 1
                     self.out.model_events[-1].update(ok=False, failure="mutant")
                     prompt += "\n\n" + prompts.retry_feedback("mutant", "")
                     continue
@@ -811,7 +836,7 @@ class Strengthener:
                         "kind": "tests",
                         "tests": new_ids + removed_ids,
                         "variant": self._variant_of(self.cand_changes[i] or {}),
-                        "timeout": cfg.job_timeout,
+                        "timeout": self.run_timeout,
                     }
                 )
         # only the new modules (and the removed tests) are collected: the original suite's
@@ -931,14 +956,16 @@ class Strengthener:
             tests_overlay[removed[0]] = removed[1]
         files = {p: t for p, t in changed.items() if p not in tests_overlay}
         tree = await self.ws.fresh_tree({**files, **tests_overlay})
-        job = {"id": "all", "kind": "tests", "timeout": self.cfg.job_timeout}
+        job = {"id": "all", "kind": "tests", "timeout": self.run_timeout}
         try:
             res = await self.ws.run_plan(
                 tree,
                 [*self.test_files, *self._new_modules(), *([removed[0]] if removed else [])],
                 self.sources,
                 [job],
-                timeout=self.cfg.candidate_timeout,
+                # the runner's own limit stops a hang first; this one stops the whole command
+                # (start-up, collection) on top of it
+                timeout=max(self.cfg.candidate_timeout, int(2 * self.run_timeout) + 60),
             )
         except TimeoutError:
             verdict.problem, verdict.detail = (

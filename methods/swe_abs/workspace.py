@@ -58,7 +58,7 @@ class RunnerEnv:
 
     python: str = "python3"
     pythonpath: tuple[str, ...] = ()
-    workdir: str = "/workspace"
+    workdir: str = ""  # the sandbox's working directory; "" = ask the sandbox (`pwd`)
     env: dict[str, str] = field(default_factory=dict)
 
     def environment(self, extra: tuple[str, ...] = ()) -> dict[str, str]:
@@ -114,13 +114,14 @@ class Workspace:
         )
         self.gold_texts = {**gold_texts, **self.test_changes}
         self.commands = 0
+        self._root = ""
         self.timings: list[tuple[str, int, float, dict[str, Any]]] = []
         self.exec_seconds = 0.0
         self._fresh = 0
 
     @property
     def root(self) -> str:
-        return self.env.workdir
+        return self._root or self.env.workdir or "/workspace"
 
     def path(self, *parts: str) -> str:
         return "/".join([self.root, *parts])
@@ -143,6 +144,13 @@ class Workspace:
 
     async def prepare(self) -> None:
         """base/ and repo/ (gold tree) in the sandbox, and the runner script."""
+        if not self.env.workdir and not self._root:  # bwrap/docker: /workspace; local: a tmp dir
+            res = await self.box.exec(["pwd"], timeout=30)
+            if res.returncode != 0 or not res.stdout.strip():
+                raise RunnerError(
+                    f"swe_abs: cannot find the sandbox's work dir: {res.stderr[-300:]}"
+                )
+            self._root = res.stdout.strip()
         await self.box.write_file(self.path("base.tar"), _tar(self.base_files, "base"))
         await self.run(["rm", "-rf", "base", "repo"], timeout=120)
         res = await self.run(["tar", "xf", "base.tar"], timeout=120)

@@ -320,13 +320,13 @@ async def build_one(project: dict[str, Any], spec: dict[str, Any]) -> dict[str, 
         "environment_setup_commit": "",
         "candidates": [
             {
-                "system": c["system"],
+                "system": system,
                 "kind": c["kind"],
-                "note": c.get("note", ""),
+                "note": f"{c['system']}: {c.get('note', 'a re-implementation of the fix')}",
                 "trusted": True,
                 "patch": make_patch(src_path, base_src, cand_texts[c["system"]]),
             }
-            for c in spec["candidates"]
+            for system, c in zip(canonical_systems(spec["candidates"]), spec["candidates"], strict=True)
         ],
         "removed_tests": removed_ids,
         "removed_tests_patch": removed_patch,
@@ -340,6 +340,20 @@ async def build_one(project: dict[str, Any], spec: dict[str, Any]) -> dict[str, 
     }
     instance_from_record(record, where=where)  # the record must load
     return record
+
+
+def canonical_systems(candidates: list[dict[str, Any]]) -> list[str]:
+    """Leaderboard rows shared by all instances: hand_correct[_n], hand_wrong_1, hand_wrong_2, …
+    (the spec's own label stays in the candidate's note)."""
+    out, seen = [], {"correct": 0, "wrong": 0}
+    n_correct = sum(c["kind"] == "correct" for c in candidates)
+    for c in candidates:
+        seen[c["kind"]] += 1
+        if c["kind"] == "correct":
+            out.append("hand_correct" if n_correct == 1 else f"hand_correct_{seen['correct']}")
+        else:
+            out.append(f"hand_wrong_{seen['wrong']}")
+    return out
 
 
 def _qualified(code: str, function: str) -> str:

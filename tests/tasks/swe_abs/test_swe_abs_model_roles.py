@@ -69,6 +69,6 @@ def test_model_mutant_judge_and_killing_test(tmp_path, swe_abs_ready):
     phases = [(e["role"], e["phase"], e.get("failure")) for e in out["model_events"]]
     assert ("tester", "mutant", "mutant") in phases and ("judge", "equivalence", None) in phases
     wrong = {c["system"]: c for c in out["candidates"]}
-    assert wrong["strict"]["resolved_original"] and not wrong["strict"]["resolved_abs"]
-    assert wrong["refactor"]["resolved_abs"]
+    assert wrong["hand_wrong_1"]["resolved_original"] and not wrong["strict"]["resolved_abs"]
+    assert wrong["hand_correct"]["resolved_abs"]
     assert sample.scores["swe_abs_scorer"].value["strengthened"] == 1

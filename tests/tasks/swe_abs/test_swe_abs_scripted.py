@@ -45,7 +45,7 @@ def test_model_patch_resolved_before_and_after(tmp_path, swe_abs_ready):
     out = sample.metadata["swe_abs"]["outcome"]
     assert out["gold_resolved"] and out["base_fails_f2p"]
     by_kind = {c["system"]: c for c in out["candidates"]}
-    assert by_kind["refactor"]["resolved_original"] and by_kind["refactor"]["resolved_abs"]
+    assert by_kind["hand_correct"]["resolved_original"] and by_kind["hand_correct"]["resolved_abs"]
     assert any(c["kind"] == "model" for c in out["candidates"])
     metrics = log.results.scores[0].metrics
     assert metrics["correct_rejected"].value == 0.0
