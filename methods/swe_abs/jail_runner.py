@@ -944,7 +944,7 @@ def run_jobs(runner: Runner) -> None:
     for job in runner.plan.get("jobs", []):
         early = resolve(job, results)
         results[job["id"]] = early if early is not None else run_child(runner, job)
-        if job.get("tests") is not None and early is None:
+        if "select_from" in job and early is None:  # which covering tests were selected
             results[job["id"]].setdefault("ran", job["tests"])
     payload = {
         "collected": [item.nodeid for item in runner.items],

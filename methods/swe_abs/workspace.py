@@ -89,35 +89,72 @@ class Workspace:
         self,
         box: SandboxLike,
         instance: Instance,
-        base_files: Mapping[str, bytes],
+        base_files: Mapping[str, bytes] | None,
         env: RunnerEnv,
+        *,
+        source_dir: str | None = None,
     ) -> None:
+        """``base_files``: the base tree, written into the sandbox (offline instances); or None
+        with ``source_dir``: the base tree is already in the sandbox there (a SWE-bench image's
+        /testbed at its base commit) and only the files the patches touch are read back."""
+        if base_files is None and not source_dir:
+            raise ValueError(
+                "Workspace: give the base tree's files or the sandbox folder holding it"
+            )
         self.box = box
         self.instance = instance
-        self.base_files = dict(base_files)
+        self.base_files = dict(base_files or {})
+        self.source_dir = source_dir
         self.env = env
         self.texts: dict[str, str] = {}
-        for path, data in base_files.items():
+        for path, data in self.base_files.items():
             if path.endswith((".py", ".txt", ".cfg", ".toml", ".ini", ".rst", ".md")):
                 try:
                     self.texts[path] = data.decode("utf-8")
                 except UnicodeDecodeError:
                     pass
-        self.gold_changes = {
-            p: t for p, t in apply_patch(self.texts, instance.patch).items() if t is not None
-        }
-        gold_texts = {**self.texts, **self.gold_changes}
-        self.test_changes = (
-            {p: t for p, t in apply_patch(gold_texts, instance.test_patch).items() if t is not None}
-            if instance.test_patch.strip()
-            else {}
-        )
-        self.gold_texts = {**gold_texts, **self.test_changes}
+        self.gold_changes: dict[str, str] = {}
+        self.test_changes: dict[str, str] = {}
+        self.gold_texts: dict[str, str] = {}
+        if base_files is not None:
+            self._derive()
         self.commands = 0
         self._root = ""
         self.timings: list[tuple[str, int, float, dict[str, Any]]] = []
         self.exec_seconds = 0.0
         self._fresh = 0
+
+    def _derive(self) -> None:
+        inst = self.instance
+        self.gold_changes = {
+            p: t for p, t in apply_patch(self.texts, inst.patch).items() if t is not None
+        }
+        gold_texts = {**self.texts, **self.gold_changes}
+        self.test_changes = (
+            {p: t for p, t in apply_patch(gold_texts, inst.test_patch).items() if t is not None}
+            if inst.test_patch.strip()
+            else {}
+        )
+        self.gold_texts = {**gold_texts, **self.test_changes}
+
+    async def _read_sources(self) -> None:
+        """The texts of every file a patch of the instance touches, read from ``source_dir``."""
+        from methods.swe_abs.diff import PatchError, parse_patch
+
+        inst = self.instance
+        paths: set[str] = set()
+        for text in (inst.patch, inst.test_patch, inst.removed_tests_patch,
+                     *(c.patch for c in inst.candidates)):  # fmt: skip
+            try:
+                paths |= {fp.source_path for fp in parse_patch(text) if fp.source_path}
+            except PatchError:
+                continue  # a malformed candidate is judged later
+        for path in sorted(paths):
+            try:
+                self.texts[path] = await self.box.read_file(f"{self.source_dir}/{path}")
+            except (FileNotFoundError, UnicodeDecodeError):
+                continue
+        self._derive()
 
     @property
     def root(self) -> str:
@@ -151,11 +188,20 @@ class Workspace:
                     f"swe_abs: cannot find the sandbox's work dir: {res.stderr[-300:]}"
                 )
             self._root = res.stdout.strip()
-        await self.box.write_file(self.path("base.tar"), _tar(self.base_files, "base"))
         await self.run(["rm", "-rf", "base", "repo"], timeout=120)
-        res = await self.run(["tar", "xf", "base.tar"], timeout=120)
-        if res.returncode != 0:
-            raise RunnerError(f"swe_abs: cannot unpack the base tree: {res.stderr[-500:]}")
+        if self.source_dir:
+            if not self.gold_texts:
+                await self._read_sources()
+            res = await self.run(["cp", "-a", self.source_dir, "base"], timeout=600)
+            if res.returncode != 0:
+                raise RunnerError(
+                    f"swe_abs: cannot copy the repository from {self.source_dir}: {res.stderr[-500:]}"
+                )
+        else:
+            await self.box.write_file(self.path("base.tar"), _tar(self.base_files, "base"))
+            res = await self.run(["tar", "xf", "base.tar"], timeout=120)
+            if res.returncode != 0:
+                raise RunnerError(f"swe_abs: cannot unpack the base tree: {res.stderr[-500:]}")
         res = await self.run(["cp", "-a", "base", "repo"], timeout=120)
         if res.returncode != 0:
             raise RunnerError(f"swe_abs: cannot copy the base tree: {res.stderr[-500:]}")

@@ -326,7 +326,9 @@ async def build_one(project: dict[str, Any], spec: dict[str, Any]) -> dict[str, 
                 "trusted": True,
                 "patch": make_patch(src_path, base_src, cand_texts[c["system"]]),
             }
-            for system, c in zip(canonical_systems(spec["candidates"]), spec["candidates"], strict=True)
+            for system, c in zip(
+                canonical_systems(spec["candidates"]), spec["candidates"], strict=True
+            )
         ],
         "removed_tests": removed_ids,
         "removed_tests_patch": removed_patch,

@@ -67,11 +67,18 @@ def swe_abs_solver(
     site: str,
     provision: Literal["bind", "copy"] = "bind",
     site_tar: bytes | None = None,
+    repo_dir: str = "/testbed",
 ) -> Solver:
     async def run(state: TaskState, generate: Generate) -> TaskState:  # noqa: ARG001
         inst = instances[str(state.sample_id)]
-        files = base_tree(
-            inst.base_commit, str(inst.extra.get("base_setup_patch", "")), where=inst.instance_id
+        files = (
+            base_tree(
+                inst.base_commit,
+                str(inst.extra.get("base_setup_patch", "")),
+                where=inst.instance_id,
+            )
+            if inst.base_commit.startswith("sdist:")
+            else None  # a SWE-bench image: the repository is at repo_dir in the sandbox
         )
         pythonpath = await _provision(provision, site, site_tar)
         env = RunnerEnv(pythonpath=(pythonpath,))
@@ -79,8 +86,7 @@ def swe_abs_solver(
         solver_info: dict[str, Any] | None = None
         candidates = list(inst.candidates)
         if solve:
-            ws0 = Workspace(box, inst, files, env)
-            texts = ws0.texts
+            ws0 = Workspace(box, inst, files, env, source_dir=None if files else repo_dir)
 
             async def feedback(patch: str) -> str | None:
                 return await _existing_tests_report(ws0, inst, patch, config)
@@ -88,7 +94,7 @@ def swe_abs_solver(
             await ws0.prepare()
             result = await solve_instance(
                 role_generator(None, max_tokens),
-                texts,
+                ws0.texts,
                 inst.patch,
                 inst.problem_statement,
                 attempts=solver_attempts,
@@ -122,7 +128,7 @@ def swe_abs_solver(
                 judge=role_generator("judge", min(max_tokens, 128)),
             )
         work = dataclasses.replace(inst, candidates=tuple(candidates))
-        ws = Workspace(box, work, files, env)
+        ws = Workspace(box, work, files, env, source_dir=None if files else repo_dir)
         outcome = await Strengthener(ws, config, roles).run()
         state.metadata["swe_abs"] = {"outcome": outcome.as_dict(), "solver": solver_info}
         return state

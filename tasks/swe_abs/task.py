@@ -94,6 +94,7 @@ def swe_abs(
     max_tokens: int = 1024,
     test_timeout: int = 60,
     sandbox: Literal["bwrap", "docker", "local"] = "bwrap",
+    repo_dir: str = "/testbed",
     memory_mb: int = 2048,
     sample_time_limit: int = 3600,
     seed: int = 0,
@@ -124,6 +125,8 @@ def swe_abs(
             without end is stopped there and scored); a mutant gets 10x its covering tests'
             clean time + 1 s, at most this.
         sandbox: bwrap (default), docker or local (no isolation; debugging only).
+        repo_dir: where a SWE-bench image holds the repository at its base commit (records
+            whose base_commit is not an offline sdist); the bundled instances carry their own tree.
         memory_mb: the sandbox's memory limit.
         sample_time_limit: seconds per instance.
         seed: seeds the mutant sample.
@@ -139,9 +142,8 @@ def swe_abs(
     if projects:
         names = {p.strip().lower() for p in projects.split(",") if p.strip()}
         loaded = [i for i in loaded if project_of(i) in names]
-    if not dataset_file:
-        for req in sorted({i.base_commit.removeprefix("sdist:") for i in loaded}):
-            sdist_archive(req)  # fails at once, naming the set-up step, when not fetched
+    for req in sorted({i.base_commit[6:] for i in loaded if i.base_commit.startswith("sdist:")}):
+        sdist_archive(req)  # fails at once, naming the set-up step, when not fetched
     site = require_site()
     config = PipelineConfig(
         mutate_scope=mutate_scope,
@@ -197,6 +199,7 @@ def swe_abs(
             site=str(site),
             provision="bind" if sandbox == "bwrap" else "copy",
             site_tar=None if sandbox == "bwrap" else _site_tar(site),
+            repo_dir=repo_dir,
         ),
         scorer=swe_abs_scorer(),
         sandbox=_sandbox_spec(sandbox, site, memory_mb),
