@@ -50,6 +50,7 @@ from methods.swe_abs.workspace import (
     RunnerError,
     SandboxLike,
     Workspace,
+    tar_files,
 )
 
 __all__ = [
@@ -98,4 +99,5 @@ __all__ = [
     "sensitivity",
     "spearman",
     "swebench_grade",
+    "tar_files",
 ]

@@ -69,7 +69,8 @@ class RunnerEnv:
         return out
 
 
-def _tar(files: Mapping[str, bytes], root: str) -> bytes:
+def tar_files(files: Mapping[str, bytes], root: str) -> bytes:
+    """An uncompressed tar of `files` (path → bytes) under `root/`, reproducible (mtime 0, sorted)."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         for path, data in sorted(files.items()):
@@ -198,7 +199,7 @@ class Workspace:
                     f"swe_abs: cannot copy the repository from {self.source_dir}: {res.stderr[-500:]}"
                 )
         else:
-            await self.box.write_file(self.path("base.tar"), _tar(self.base_files, "base"))
+            await self.box.write_file(self.path("base.tar"), tar_files(self.base_files, "base"))
             res = await self.run(["tar", "xf", "base.tar"], timeout=120)
             if res.returncode != 0:
                 raise RunnerError(f"swe_abs: cannot unpack the base tree: {res.stderr[-500:]}")

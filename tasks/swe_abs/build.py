@@ -30,10 +30,10 @@ from typing import Any
 
 import yaml
 
+from methods.swe_abs import RUNNER_SOURCE, RunnerEnv, tar_files
 from methods.swe_abs.diff import apply_patch, make_patch
 from methods.swe_abs.instance import instance_from_record
 from methods.swe_abs.prompts import replace_functions
-from methods.swe_abs.workspace import RUNNER_SOURCE, RunnerEnv, _tar
 from tasks.swe_abs.fetch import require_site, sdist_archive
 from tasks.swe_abs.sdist_tree import sdist_digest, sdist_files
 
@@ -124,7 +124,7 @@ async def _run_tests(
     envs = await BwrapSandboxEnvironment.sample_init("swe_abs_build", cfg, {})
     box = envs["default"]
     try:
-        await box.write_file("/workspace/tree.tar", _tar(files, "repo"))
+        await box.write_file("/workspace/tree.tar", tar_files(files, "repo"))
         await box.exec(["tar", "xf", "tree.tar"], cwd="/workspace")
         await box.write_file("/workspace/runner.py", RUNNER_SOURCE)
         jobs = [{"id": "gold", "kind": "tests", "timeout": 300, "details": True}]
