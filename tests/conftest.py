@@ -46,3 +46,69 @@ def embedded_dir() -> Path:
 def _logs_out_of_the_tree(tmp_path_factory, monkeypatch):
     """Evals in tests that name no log_dir write to a temp dir, never into ./logs."""
     monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path_factory.mktemp("inspect-logs")))
+
+
+class HubCache:
+    """A Hugging Face hub cache laid out the way `snapshot_download` leaves it, for offline tests:
+    `<cache>/datasets--<owner>--<name>/blobs/<hash>` holds the bytes, `snapshots/<commit>/<repo
+    path>` links to the blob, `refs/<branch>` holds the commit. The `hub_cache` fixture points
+    huggingface_hub at it with `HF_HUB_OFFLINE=1`, so loaders run the same `snapshot_download` +
+    `datasets` calls a user runs online."""
+
+    COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def fill(
+        self, repo_id: str, files: dict[str, bytes], *, commit: str = COMMIT, ref: str = "main"
+    ) -> Path:
+        """Write `files` (repo path → bytes) as snapshot `commit` of dataset `repo_id`."""
+        import hashlib
+
+        repo = self.root / ("datasets--" + repo_id.replace("/", "--"))
+        snapshot = repo / "snapshots" / commit
+        for relative, data in files.items():
+            blob = repo / "blobs" / hashlib.sha256(data).hexdigest()
+            blob.parent.mkdir(parents=True, exist_ok=True)
+            blob.write_bytes(data)
+            link = snapshot / relative
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(os.path.relpath(blob, link.parent))
+        (repo / "refs").mkdir(parents=True, exist_ok=True)
+        (repo / "refs" / ref).write_text(commit)
+        return snapshot
+
+    @staticmethod
+    def parquet(rows: list[dict]) -> bytes:
+        import io
+
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        buffer = io.BytesIO()
+        pq.write_table(pa.Table.from_pylist(rows), buffer)
+        return buffer.getvalue()
+
+    @staticmethod
+    def card(configs: dict[str, dict[str, str]]) -> bytes:
+        """A dataset card whose YAML maps each config's splits to path patterns (hub format)."""
+        lines = ["---", "configs:"]
+        for name, splits in configs.items():
+            lines += [f"- config_name: {name}", "  data_files:"]
+            lines += [f"  - split: {s}\n    path: {p}" for s, p in splits.items()]
+        return "\n".join([*lines, "---", "", "# test card", ""]).encode()
+
+
+@pytest.fixture
+def hub_cache(tmp_path, monkeypatch) -> HubCache:
+    """An empty, offline Hugging Face hub cache in use for this test (see `HubCache`)."""
+    from huggingface_hub import constants
+
+    root = tmp_path / "hf-hub"
+    root.mkdir()
+    monkeypatch.setenv("HF_HUB_CACHE", str(root))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(root))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    return HubCache(root)
