@@ -13,6 +13,7 @@ Sources are written `hf://<owner>/<name>[@<revision>][?config=<c>&split=<s>]` or
 from __future__ import annotations
 
 import fnmatch
+import json
 import logging
 import re
 import shutil
@@ -99,6 +100,12 @@ class Records:
     source: str
     content_hash: str
     files: tuple[Path, ...] = field(default_factory=tuple)
+    #: per row, where it came from for error messages: `file:line` (JSON lines), `file row i`
+    locations: list[str] = field(default_factory=list)
+
+    def numbered(self) -> list[tuple[str, dict[str, Any]]]:
+        """(location, row) pairs."""
+        return list(zip(self.locations, self.rows, strict=True))
 
 
 def parse_source(value: str, default: HubDataset | None = None) -> HubDataset | Path:
@@ -281,12 +288,59 @@ def _load(files: list[Path], where: str, *, decode_images: bool) -> list[dict[st
             builder, data_files={"rows": [str(f) for f in files]}, split="rows"
         )
     except Exception as exc:  # noqa: BLE001 - pyarrow/datasets raise many types; name the file
+        for file in files if builder == "json" else []:
+            _raise_bad_json_line(file)
         raise DatasetFormatError(f"{where}: not readable as {builder} ({exc})") from None
     if not decode_images:
         for name, feature in ds.features.items():
             if isinstance(feature, datasets.Image):
                 ds = ds.cast_column(name, datasets.Image(decode=False))
     return ds.to_list()
+
+
+def _json_lines(file: Path) -> list[int] | None:
+    """Line numbers of the non-blank lines when `file` is JSON lines (None: one JSON document)."""
+    lines = file.read_text(encoding="utf-8").splitlines()
+    numbers = [n for n, line in enumerate(lines, 1) if line.strip()]
+    if numbers and lines[numbers[0] - 1].lstrip().startswith("["):
+        return None
+    return numbers
+
+
+def _raise_bad_json_line(file: Path) -> None:
+    """Name the first line `json` rejects (datasets' own errors do not)."""
+    try:
+        numbers = _json_lines(file)
+    except UnicodeDecodeError as exc:
+        raise DatasetFormatError(f"{file}: not UTF-8 text (byte {exc.start})") from None
+    lines = file.read_text(encoding="utf-8").splitlines()
+    for n in numbers or []:
+        try:
+            json.loads(lines[n - 1])
+        except json.JSONDecodeError as exc:
+            raise DatasetFormatError(f"{file}:{n}: invalid JSON ({exc.msg})") from None
+
+
+def _locations(files: Sequence[Path], n_rows: int, root: Path | None, prefix: str) -> list[str]:
+    """`file:line` per row for JSON lines, else `file row i` (files named under `root`)."""
+
+    def name(file: Path) -> str:
+        return prefix + (file.relative_to(root).as_posix() if root else str(file))
+
+    out: list[str] = []
+    for file in files:
+        numbers = _json_lines(file) if file.suffix in (".jsonl", ".json") else None
+        if numbers is None:
+            break
+        out += [f"{name(file)}:{n}" for n in numbers]
+    if len(out) == n_rows:
+        return out
+    out = []
+    for file in files:
+        if len(files) > 1 or file.suffix != ".parquet":
+            break
+        out = [f"{name(file)} row {i}" for i in range(n_rows)]
+    return out or [f"{prefix or files[0].parent} row {i}" for i in range(n_rows)]
 
 
 def read_records(
@@ -304,7 +358,7 @@ def read_records(
         root, patterns = hub_snapshot(source)
         files = _files(root, patterns, source)
         label = source.uri + ("" if source.pinned else " (unpinned)")
-        where = f"{source.uri} ({root})"
+        where, prefix, base = f"{source.uri} ({root})", f"{source.uri} ", root
     else:
         path = Path(source)
         if not path.exists():
@@ -317,8 +371,11 @@ def read_records(
         if not files:
             raise DatasetNotFoundError(f"{path}: no {'/'.join(sorted(_BUILDERS))} files")
         label = where = str(path)
+        prefix, base = "", None
     rows = _load(files, where, decode_images=decode_images)
-    return Records(rows, label, content_hash(*files), tuple(files))
+    return Records(
+        rows, label, content_hash(*files), tuple(files), _locations(files, len(rows), base, prefix)
+    )
 
 
 def resolve_records(
@@ -333,6 +390,10 @@ def resolve_records(
     that is unavailable offline, the local file under HARNESS_DATA_DIR — returned as a Path for
     the task's own reader. Missing everywhere: one error naming every place looked in."""
     if value:
+        if not value.startswith(HUB_PREFIX) and not Path(value).expanduser().exists():
+            raise DatasetNotFoundError(
+                f"{spec.name} data not found: {value}. How to obtain it: {spec.how_to_get}"
+            )
         return read_records(value, default=spec.hub, decode_images=decode_images)
     problems = []
     if spec.hub is not None:

@@ -10,16 +10,18 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from harness.data import content_hash, data_path
+from harness.data import content_hash
+from harness.hub import DataSpec, HubDataset, Records, resolve_records
 from tasks.ood_hallucination.answers import normalize_number
 
 __all__ = [
+    "DATA",
     "DATASETS",
     "GENERATOR_VERSION",
     "PromptStyle",
@@ -152,7 +154,18 @@ def csqa_record_to_sample(
     record: dict[str, Any], index: int, prompt_style: PromptStyle = "cot"
 ) -> Sample:
     """CommonsenseQA JSONL (``dev_rand_split.jsonl``): ``{"id", "answerKey", "question":
-    {"stem", "choices": [{"label", "text"}, ...]}}``."""
+    {"stem", "choices": [{"label", "text"}, ...]}}``; or the hub's flat rows (``tau/commonsense_qa``:
+    ``{"id", "question": str, "choices": {"label": [...], "text": [...]}, "answerKey"}``)."""
+    if isinstance(record, dict) and isinstance(record.get("question"), str):
+        choices = record.get("choices")
+        if not isinstance(choices, dict) or not {"label", "text"} <= set(choices):
+            raise ValueError("CommonsenseQA 'choices' must be {'label': [...], 'text': [...]}")
+        pairs = zip(choices["label"], choices["text"], strict=True)
+        question = {
+            "stem": record["question"],
+            "choices": [{"label": a, "text": b} for a, b in pairs],
+        }
+        record = {**record, "question": question}
     key, q = _require(record, "answerKey", "question")
     if not isinstance(q, dict):
         raise ValueError("CommonsenseQA 'question' must be an object with 'stem' and 'choices'")
@@ -222,23 +235,47 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
                 raise ValueError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from exc
 
 
-_FILES: dict[str, tuple[str, str, Callable[..., Sample]]] = {
-    "gsm8k": (
+# Revisions pinned by inspect_evals 0.28.0 (gsm8k.py, commonsense_qa.py); AQuA's is not pinned
+# there, so it reads the hub's current `main` (logged as unpinned) until a commit is verified.
+DATA: tuple[DataSpec, ...] = (
+    DataSpec(
+        "GSM8K test",
+        "dataset=gsm8k",
         "gsm8k/test.jsonl",
+        HubDataset(
+            "openai/gsm8k",
+            "cc7b047b6e5bb11b4f1af84efc572db110a51b3c",
+            config="main",
+            split="test",
+            pin_source="inspect_evals 0.28.0",
+        ),
         "GSM8K test split: openai/grade-school-math grade_school_math/data/test.jsonl",
-        gsm8k_record_to_sample,
     ),
-    "csqa": (
+    DataSpec(
+        "CommonsenseQA validation",
+        "dataset=csqa",
         "commonsenseqa/dev_rand_split.jsonl",
+        HubDataset(
+            "tau/commonsense_qa",
+            "94630fe30dad47192a8546eb75f094926d47e155",
+            split="validation",
+            pin_source="inspect_evals 0.28.0",
+        ),
         "CommonsenseQA validation split (dev_rand_split.jsonl) from "
         "https://s3.amazonaws.com/commensenseqa/dev_rand_split.jsonl",
-        csqa_record_to_sample,
     ),
-    "aqua": (
+    DataSpec(
+        "AQuA-RAT test",
+        "dataset=aqua",
         "aqua/test.json",
+        HubDataset("deepmind/aqua_rat", "main", config="raw", split="test"),
         "AQuA-RAT test split (JSON lines) from github.com/google-deepmind/AQuA test.json",
-        aqua_record_to_sample,
     ),
+)
+_FILES: dict[str, tuple[DataSpec, Callable[..., Sample]]] = {
+    "gsm8k": (DATA[0], gsm8k_record_to_sample),
+    "csqa": (DATA[1], csqa_record_to_sample),
+    "aqua": (DATA[2], aqua_record_to_sample),
 }
 
 
@@ -267,23 +304,29 @@ def load_dataset(
         }
         return MemoryDataset(samples, name="ood_hallucination_generated"), info
     style = prompt_style or "cot"
-    relative, how_to_get, convert = _FILES[name]
-    path = Path(data_file).expanduser() if data_file else data_path(relative, how_to_get=how_to_get)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{name} data file not found: {path}. How to obtain it: {how_to_get}"
-        )
+    spec, convert = _FILES[name]
+    found = resolve_records(data_file, spec, task="ood_hallucination")
+    if isinstance(found, Records):  # an hf:// id or a local file, read through `datasets`
+        where, source, digest = "", found.source, found.content_hash
+        numbered: Iterable[tuple[Any, Any]] = found.numbered()
+    else:
+        if not found.is_file():
+            raise FileNotFoundError(
+                f"{name} data file not found: {found}. How to obtain it: {spec.how_to_get}"
+            )
+        where, source, digest = f"{found}:", str(found), content_hash(found)
+        numbered = read_jsonl(found)
     samples = []
-    for index, (lineno, record) in enumerate(read_jsonl(path)):
+    for index, (lineno, record) in enumerate(numbered):
         try:
             samples.append(convert(record, index, style))
         except ValueError as exc:
-            raise ValueError(f"{path}:{lineno}: malformed {name} record: {exc}") from exc
+            raise ValueError(f"{where}{lineno}: malformed {name} record: {exc}") from exc
     if not samples:
-        raise ValueError(f"{path}: no records")
+        raise ValueError(f"{source}: no records")
     info = {
-        "dataset_source": str(path),
-        "dataset_hash": content_hash(path),
+        "dataset_source": source,
+        "dataset_hash": digest,
         "generated": False,
         "prompt_style": style,
     }

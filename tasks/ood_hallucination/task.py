@@ -51,7 +51,8 @@ def ood_hallucination(
 
     Args:
     dataset: ``generated`` (seeded one-digit products + one-step word problems, the default),
-        ``gsm8k`` (HARNESS_DATA_DIR/gsm8k/test.jsonl), ``csqa`` or ``aqua``.
+        ``gsm8k`` (hub openai/gsm8k at a pinned commit, offline HARNESS_DATA_DIR/gsm8k/test.jsonl),
+        ``csqa`` or ``aqua`` (``harness data list`` shows where each is found).
     n_generated: questions the generator makes (use ``limit`` to run fewer).
     seed: generator seed (also the bootstrap seed).
     detectors: comma-separated detector specs: nci, fdbd@<k>|fdbd@all, perplexity, msp,
@@ -65,7 +66,9 @@ def ood_hallucination(
         ``teacher_forced`` (answer from the model under test via inspect, features re-read by
         the white-box copy; for served models) or ``greybox`` (no weights: perplexity, MSP
         and truncated entropy from the top-k logprobs the model under test returns).
-    data_file: read csqa/aqua/gsm8k from this file instead of HARNESS_DATA_DIR.
+    data_file: read csqa/aqua/gsm8k from this local file (JSON lines, JSON, Parquet) or hub
+        dataset (``hf://owner/name@revision``) instead of the default: the pinned hub dataset
+        (HF cache, download, or its ``harness data pull`` copy), else HARNESS_DATA_DIR offline.
     n_boot: bootstrap resamples for the metric intervals.
     system_prompt: system turn (default: the chat template's own).
     batch_size: concurrent samples generated together by the white-box handle (left padding;
