@@ -9,19 +9,20 @@ Who&When (HARNESS_DATA_DIR/who_and_when/{Algorithm-Generated,Hand-Crafted}/<n>.j
   `is_correct`/`is_corrected`) go to metadata when present.
 CORRECT-Error (HF `yifanyu/CORRECT-Error`, parquet, split `test`): `trajectory_id`, `question`,
 `history` [{role, content}], `mistake_agent`, `mistake_step` (int), ...; `groundtruth` is empty in
-the release. Not bundled: read from a local parquet/jsonl the user points at.
+the release. Not bundled: read from the hub or a local parquet/jsonl through `datasets`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from inspect_ai.dataset import Sample
 
+from harness.hub import DataSpec, HubDataset, parse_source, read_records
 from methods.correct import Step, Trajectory, agent_base, agent_key
 
 logger = logging.getLogger(__name__)
@@ -36,6 +37,32 @@ HOW_TO_GET = (
     "copy the Who&When folder of github.com/ag2ai/Agents_Failure_Attribution (MIT; 184 JSON files "
     "in Algorithm-Generated/ and Hand-Crafted/) to $HARNESS_DATA_DIR/who_and_when/, or download "
     "the HF dataset Kevin355/Who_and_When"
+)
+# Neither hub copy's commit could be verified offline: both read `main` (logged as unpinned).
+WHO_AND_WHEN_HUB = "Kevin355/Who_and_When"
+CORRECT_ERROR_HUB = HubDataset("yifanyu/CORRECT-Error", "main", split="test")
+DATA: tuple[DataSpec, ...] = (
+    DataSpec(
+        "Who&When Algorithm-Generated (126)",
+        "subset=algorithm_generated",
+        f"{WHO_AND_WHEN_DIR}/Algorithm-Generated",
+        HubDataset(WHO_AND_WHEN_HUB, "main", config="Algorithm-Generated"),
+        HOW_TO_GET,
+    ),
+    DataSpec(
+        "Who&When Hand-Crafted (58)",
+        "subset=hand_crafted",
+        f"{WHO_AND_WHEN_DIR}/Hand-Crafted",
+        HubDataset(WHO_AND_WHEN_HUB, "main", config="Hand-Crafted"),
+        HOW_TO_GET,
+    ),
+    DataSpec(
+        "CORRECT-Error (2,226)",
+        "load_correct_error()",
+        None,
+        CORRECT_ERROR_HUB,
+        "the HF dataset yifanyu/CORRECT-Error (Apache-2.0, parquet, split test)",
+    ),
 )
 _OPTIONAL_KEYS = ("level", "is_correct", "is_corrected", "question_ID", "mistake_type", "labels")
 
@@ -184,11 +211,15 @@ def _numeric_key(path: Path) -> tuple[int, str]:
     return (int(digits) if digits else 0, path.stem)
 
 
-def load_who_and_when(root: Path, subset: str, *, strict: bool = False) -> list[Trajectory]:
+def load_who_and_when(root: Path | str, subset: str, *, strict: bool = False) -> list[Trajectory]:
     """All trajectories of one subset, in numeric file order (the papers' order).
 
+    `root` is the Who&When folder, or a hub id (``hf://Kevin355/Who_and_When[@revision]``:
+    the subset's config, read through `datasets`; ids ``<subset>/hf<row>``).
     A file that is not UTF-8 JSON is a `RecordError` naming the file; `strict` as in
     `who_and_when_record`."""
+    if isinstance(root, str) and root.startswith("hf://"):
+        return _who_and_when_hub(root, subset, strict=strict)
     folder = Path(root) / SUBSETS[subset]
     if not folder.is_dir():
         raise FileNotFoundError(
@@ -213,36 +244,44 @@ def load_who_and_when(root: Path, subset: str, *, strict: bool = False) -> list[
     return out
 
 
-def load_correct_error(path: Path, *, strict: bool = False) -> list[Trajectory]:
-    """CORRECT-Error from a local parquet or JSON-lines file (errors name the file and line)."""
-    path = Path(path)
-    if path.suffix == ".parquet":
-        import pandas as pd
+def _drop_nulls(value: Any) -> Any:
+    """Parquet/Arrow rows carry `None` for keys absent from a record (a struct's other fields)."""
+    if isinstance(value, dict):
+        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(v) for v in value]
+    return value
 
+
+def _who_and_when_hub(source: str, subset: str, *, strict: bool) -> list[Trajectory]:
+    if subset not in ("algorithm_generated", "hand_crafted"):
+        raise ValueError(f"the hub copy of Who&When has no subset {subset!r}")
+    default = HubDataset(WHO_AND_WHEN_HUB, "main", config=SUBSETS[subset])
+    hub = parse_source(source, default)
+    assert isinstance(hub, HubDataset)
+    records = read_records(hub)
+    return [
+        who_and_when_record(_drop_nulls(row), subset=subset, file_id=f"hf{i}", strict=strict)
+        for i, row in enumerate(records.rows)
+    ]
+
+
+def load_correct_error(
+    source: Path | str | None = None, *, strict: bool = False
+) -> list[Trajectory]:
+    """CORRECT-Error from its hub dataset (None: ``yifanyu/CORRECT-Error``; or
+    ``hf://<owner>/<name>[@revision]``) or a local parquet / JSON-lines file, read through
+    `datasets`; errors name the file (and line) or the hub row."""
+    records = read_records(
+        CORRECT_ERROR_HUB if source is None else str(source), default=CORRECT_ERROR_HUB
+    )
+    out = []
+    for i, (where, row) in enumerate(records.numbered()):
         try:
-            rows: Iterable[Mapping[str, Any]] = pd.read_parquet(path).to_dict(orient="records")
-        except Exception as err:  # noqa: BLE001 - pyarrow raises several types; name the file
-            raise RecordError(
-                f"CORRECT-Error {path}: not a readable parquet file ({err})"
-            ) from None
-    else:
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except UnicodeDecodeError as err:
-            raise RecordError(
-                f"CORRECT-Error {path}: not UTF-8 text (byte {err.start}: {err.reason})"
-            ) from None
-        rows = []
-        for n, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                raise RecordError(
-                    f"CORRECT-Error {path} line {n}: not valid JSON ({err})"
-                ) from None
-    return [correct_error_record(r, index=i, strict=strict) for i, r in enumerate(rows)]
+            out.append(correct_error_record(_drop_nulls(row), index=i, strict=strict))
+        except RecordError as err:
+            raise RecordError(f"{where}: {err}") from None
+    return out
 
 
 def trajectory_to_sample(t: Trajectory) -> Sample:
