@@ -5,9 +5,10 @@ Two sources, one record format (SWE-bench's fields, see ``methods.swe_abs.instan
 - the bundled offline instances (``data/instances.jsonl``): real functions of pinned sdists
   whose own pytest suites run offline; their base trees are rebuilt from the cached sdist and the
   record's ``base_setup_patch`` (``tasks.swe_abs.sdist_tree``);
-- any SWE-bench-format JSON/JSONL file (``dataset_file=``), e.g. the Verified split exported from
-  the hub; those need their repository in the sandbox image (docker), which this task does not
-  fetch.
+- any SWE-bench-format JSON/JSONL/Parquet file or hub dataset (``dataset_file=``, e.g.
+  ``hf://princeton-nlp/SWE-bench_Verified`` at its pinned commit, or SWE-ABS's strengthened
+  ``hf://OpenAgentLab/SWE-Bench_Verified_ABS``), read through `datasets` (``harness.hub``); those
+  need their repository in the sandbox image (docker), which this task does not fetch.
 """
 
 from __future__ import annotations
@@ -19,10 +20,46 @@ from typing import Any
 
 from inspect_ai.dataset import Sample
 
+from harness import hub
+from harness.data import content_hash
 from methods.swe_abs import Instance, InstanceFormatError, instance_from_record
 
 HERE = Path(__file__).resolve().parent
 BUNDLED = HERE / "data" / "instances.jsonl"
+
+#: pinned by inspect_evals 0.28.0 (swe_bench.py)
+SWE_BENCH_VERIFIED = hub.HubDataset(
+    "princeton-nlp/SWE-bench_Verified",
+    "c104f840cc67f8b6eec6f759ebc8b2693d585d4a",
+    split="test",
+    pin_source="inspect_evals 0.28.0",
+)
+#: the paper's release (arXiv 2603.00520); no commit verified offline: read as `main`, unpinned
+SWE_ABS_VERIFIED = hub.HubDataset("OpenAgentLab/SWE-Bench_Verified_ABS", "main")
+DATA: tuple[hub.DataSpec, ...] = (
+    hub.DataSpec(
+        "SWE-bench Verified (500)",
+        f"dataset_file={hub.HUB_PREFIX}{SWE_BENCH_VERIFIED.repo_id}",
+        None,
+        SWE_BENCH_VERIFIED,
+        "the HF dataset princeton-nlp/SWE-bench_Verified",
+    ),
+    hub.DataSpec(
+        "SWE-ABS strengthened SWE-bench Verified",
+        f"dataset_file={hub.HUB_PREFIX}{SWE_ABS_VERIFIED.repo_id}",
+        None,
+        SWE_ABS_VERIFIED,
+        "the HF dataset OpenAgentLab/SWE-Bench_Verified_ABS",
+    ),
+    hub.DataSpec(
+        "SWE-bench Verified per-instance results",
+        "python -m tasks.swe_abs.sensitivity",
+        "swebench_verified/leaderboards_bashonly_top10_plus_verified.json",
+        None,
+        "data/leaderboards.json of github.com/SWE-bench/swe-bench.github.io (bash-only entries "
+        "carry per_instance_details)",
+    ),
+)
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -52,6 +89,20 @@ def load_instances(path: Path) -> list[Instance]:
         instance_from_record(r, where=f"{path.name}:{i + 1}")
         for i, r in enumerate(read_records(path))
     ]
+
+
+def load_source(dataset_file: str | None) -> tuple[list[Instance], str, str]:
+    """(instances, source, content hash) of the bundled instances (None), a local JSON/JSONL
+    file (this module's reader), or a Parquet file / ``hf://`` hub dataset read through
+    `datasets` (a bare ``hf://<repo>`` of SWE-bench Verified takes its pinned commit)."""
+    if not dataset_file:
+        return load_instances(BUNDLED), "tasks/swe_abs/data/instances.jsonl", content_hash(BUNDLED)
+    if dataset_file.startswith(hub.HUB_PREFIX) or dataset_file.endswith(".parquet"):
+        records = hub.read_records(dataset_file, default=SWE_BENCH_VERIFIED)
+        instances = [instance_from_record(r, where=w) for w, r in records.numbered()]
+        return instances, records.source, records.content_hash
+    path = Path(dataset_file)
+    return load_instances(path), str(path), content_hash(path)
 
 
 def project_of(inst: Instance) -> str:

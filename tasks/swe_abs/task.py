@@ -18,10 +18,9 @@ from typing import Any, Literal
 from inspect_ai import Task, task
 from inspect_ai.util import SandboxEnvironmentSpec
 
-from harness.data import content_hash
 from harness.records import task_metadata
 from methods.swe_abs import PipelineConfig
-from tasks.swe_abs.dataset import BUNDLED, instance_to_sample, load_instances, project_of
+from tasks.swe_abs.dataset import instance_to_sample, load_source, project_of
 from tasks.swe_abs.fetch import require_site, sdist_archive
 from tasks.swe_abs.scorer import swe_abs_scorer
 from tasks.swe_abs.solver import swe_abs_solver
@@ -105,7 +104,9 @@ def swe_abs(
         instances: comma-separated instance ids (default: all).
         projects: comma-separated projects (toolz, six, inflection, tabulate, python-slugify,
             boltons, flask).
-        dataset_file: a SWE-bench-format JSON/JSONL file instead of the bundled instances.
+        dataset_file: a SWE-bench-format JSON/JSONL/Parquet file or hub dataset
+            (``hf://princeton-nlp/SWE-bench_Verified`` = its pinned commit) instead of the
+            bundled instances.
         solver: model (the model under test writes a patch, graded before/after) or none.
         tests_from: new tests from the model-free generators (differential + explore), the
             model (tester role), both, or none (mutants and re-grading only).
@@ -131,8 +132,7 @@ def swe_abs(
         sample_time_limit: seconds per instance.
         seed: seeds the mutant sample.
     """
-    source = Path(dataset_file) if dataset_file else BUNDLED
-    loaded = load_instances(source)
+    loaded, source, source_hash = load_source(dataset_file)
     if instances:
         wanted = [i.strip() for i in instances.split(",") if i.strip()]
         unknown = sorted(set(wanted) - {i.instance_id for i in loaded})
@@ -206,8 +206,8 @@ def swe_abs(
         time_limit=sample_time_limit,
         version=TASK_VERSION,
         metadata=task_metadata(
-            dataset_source=str(source.relative_to(_REPO)) if source == BUNDLED else str(source),
-            dataset_hash=content_hash(source),
+            dataset_source=source,
+            dataset_hash=source_hash,
             deviations=deviations,
             generated=False,
             instances=len(loaded),
