@@ -12,6 +12,7 @@ from methods.docval.model_io import (
     feedback_prompt,
     format_regions,
     parse_output,
+    reply_format,
 )
 from methods.docval.ocr import (
     OCR_ENGINES,
@@ -84,6 +85,7 @@ __all__ = [
     "pixel_feedback",
     "regions_from_dicts",
     "regions_to_dicts",
+    "reply_format",
     "snap_to_answer",
     "spatial_score",
     "structure_score",

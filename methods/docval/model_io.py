@@ -12,6 +12,10 @@ teacher's and student's format). Several boxes in one reply are merged into thei
 A JSON reply cut off before its closing brace (the token limit reached) is read field by field:
 a complete ``"answer": "..."`` and ``"bbox": [...]`` count, with a note saying so.
 Anything unusable is a ``Prediction`` with ``failure`` set to the reason (a scored miss).
+
+``reply_format`` declares each style's reply as an ``AnswerFormat`` (a regex over the whole reply)
+for constrained decoding: every reply in it parses, and its free-text fields are sized so that
+even one token per character ends within ``max_new_tokens``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from methods.common import AnswerFormat
 from methods.docval.types import Prediction, Region
 from scorers.boxes import BoxFormat, clip_box, enclosing_box, from_pixels, to_pixels, validate_box
 
@@ -32,6 +37,7 @@ __all__ = [
     "feedback_prompt",
     "format_regions",
     "parse_output",
+    "reply_format",
 ]
 
 PromptStyle = Literal["json", "docval_cot"]
@@ -129,6 +135,67 @@ def feedback_prompt(feedback: Sequence[str], box_format: BoxFormat) -> str:
         f"Correct your answer. Boxes are in {_UNITS[box_format]}. Reply in the same format as "
         "before."
     )
+
+
+# --------------------------------------------------------------------------- reply formats
+# Free text: printable ASCII without quote or backslash (valid inside a JSON string as it is; at
+# most one token per character for a byte-level tokenizer, so a field is sized in characters).
+_FREE = r"[ !#-\[\]-~]"
+_VISIBLE = r"[!#-\[\]-~]"
+_COORD = {
+    "pixels": r"\d{1,4}",
+    "0-1000": r"\d{1,4}",
+    "0-1": r"(0(\.\d{1,3})?|1(\.0{1,3})?)",
+}
+_COORD_CHARS = {"pixels": 4, "0-1000": 4, "0-1": 5}
+_JSON_FIXED = '{"reasoning": "", "answer": "", "bbox": [, , , ]}'
+_COT_FIXED = (
+    "REASONING:\n" + "".join(f"Step {i}: \n" for i in range(1, 8)) + "\nANSWER: \nBBOX: [, , , ]"
+)
+_MIN_FIELD = 8
+
+
+def _text(max_chars: int, *, non_empty: bool) -> str:
+    if non_empty:
+        return _VISIBLE + (f"{_FREE}{{0,{max_chars - 1}}}" if max_chars > 1 else "")
+    return f"{_FREE}{{0,{max_chars}}}"
+
+
+def reply_format(
+    style: PromptStyle, box_format: BoxFormat, max_new_tokens: int, answer_chars: int = 100
+) -> AnswerFormat:
+    """The reply of ``style`` as a regex ``AnswerFormat`` (decoded under it with
+    ``constrained=on``): JSON ``{"reasoning": "...", "answer": "...", "bbox": [x1, y1, x2, y2]}``
+    or the 7-step CoT with ``ANSWER:`` and ``BBOX:`` lines, in the order the prompt shows. The
+    answer is non-empty printable ASCII of at most ``answer_chars`` characters (less when the
+    budget is small); the reasoning (split over the seven steps for the CoT) gets the rest of
+    ``max_new_tokens`` counted as one token per character, so a reply always ends in budget."""
+    coord = _COORD[box_format]
+    box = rf"\[{coord}, {coord}, {coord}, {coord}\]"
+    fixed = len(_JSON_FIXED if style == "json" else _COT_FIXED) + 4 * _COORD_CHARS[box_format]
+    free = max_new_tokens - fixed - 1  # the end-of-text token
+    if free < 2 * _MIN_FIELD:
+        raise ValueError(
+            f"max_new_tokens={max_new_tokens} leaves no room for a {style} reply under "
+            f"constraints (needs at least {fixed + 1 + 2 * _MIN_FIELD})"
+        )
+    answer = max(_MIN_FIELD, min(answer_chars, free // 2))
+    reasoning = free - answer
+    if style == "json":
+        regex = (
+            r'\{"reasoning": "'
+            + _text(reasoning, non_empty=False)
+            + r'", "answer": "'
+            + _text(answer, non_empty=True)
+            + r'", "bbox": '
+            + box
+            + r"\}"
+        )
+    else:
+        step = max(1, reasoning // 7)
+        steps = "".join(f"Step {i}: {_text(step, non_empty=True)}\\n" for i in range(1, 8))
+        regex = f"REASONING:\\n{steps}\\nANSWER: {_text(answer, non_empty=True)}\\nBBOX: {box}"
+    return AnswerFormat(f"docval_{style}", regex=regex)
 
 
 # --------------------------------------------------------------------------- parsing

@@ -15,7 +15,9 @@ Per-sample ``Score.value``:
 - ``anls_initial`` / ``map_initial`` (feedback loop only): the same before the loop.
 
 A reply that cannot be used is scored (zero where it has nothing) with the reason in the
-explanation and ``metadata["failure"]``; VAL's verifier feedback on every prediction is kept in
+explanation and ``metadata["failure"]``; ``metadata["reply_status"]`` says whether the final
+reply was ``ok``, ``truncated`` (cut by the token limit) or a ``format_failure`` (for model
+replies; ``constrained`` whether it was decoded under the reply format); VAL's verifier feedback on every prediction is kept in
 ``metadata["val_feedback"]``.
 """
 
@@ -101,6 +103,10 @@ def docval_scorer(
             "notes": pred.notes,
             "iou": None if not has_box else round(iou_value, 4),
         }
+        statuses = info.get("reply_status") or []
+        if statuses:
+            meta["reply_status"] = statuses[-1]
+            meta["constrained"] = bool(info.get("constrained"))
         if has_box:
             report = verifier.validate(pred, answers, tuple(gold_box), regions)  # type: ignore[arg-type]
             value["validator_pass"] = float(report.passed)
@@ -138,6 +144,8 @@ def docval_scorer(
         ]
         if pred.failure:
             parts.append(f"model failure: {pred.failure}")
+            if meta.get("reply_status") == "truncated":
+                parts.append("the reply was cut by the token limit")
         if has_box:
             parts.append(
                 f"VAL Q {value['val_q']:.3f} ({'pass' if value['validator_pass'] else 'fail'})"

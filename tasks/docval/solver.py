@@ -14,6 +14,11 @@ Feedback loop (``method=feedback``), three named variants:
   offsets to the gold box, is given to the model: a *control* that shows how much the label
   leaks. With ``feedback_applier=rule`` the oracle's corrected output replaces the prediction
   (the ceiling: a model that applies the offsets scores ~100 %).
+
+With ``constrained=on`` (a harness option) every model reply is decoded under the style's
+``reply_format`` (``methods.docval.model_io``); either way each reply is classed ``ok`` /
+``truncated`` (cut by the token limit) / ``format_failure`` in ``reply_status``, so format is
+told apart from skill.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from harness.constrained import AnswerFormat as DecodingFormat
+from harness.constrained import constrained_enabled
 from harness.paths import cache_dir
 from methods.docval import (
     BaselineRule,
@@ -54,6 +61,7 @@ from methods.docval import (
     make_ocr_engine,
     parse_output,
     regions_to_dicts,
+    reply_format,
     snap_to_answer,
     words_from_dicts,
 )
@@ -157,6 +165,14 @@ def docval_solver(
     if feedback_rounds < 1:
         raise ValueError(f"feedback_rounds must be at least 1, got {feedback_rounds}")
     config = val_config or ValConfig()
+    style: PromptStyle = "docval_cot" if method == "distill" else prompt_style
+    decoding: DecodingFormat | None = None
+    try:
+        fmt = reply_format(style, box_format, max_new_tokens)
+        decoding = DecodingFormat(regex=fmt.regex, name=fmt.name)
+    except ValueError:
+        if constrained_enabled():  # too few tokens for any reply under the format
+            raise
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:  # noqa: ARG001 - the model is called directly (roles)
         words, regions = await load_page(state, ocr_engine)
@@ -175,8 +191,10 @@ def docval_solver(
         model = (
             get_model(role="teacher", default=get_model()) if method == "distill" else get_model()
         )
-        style: PromptStyle = "docval_cot" if method == "distill" else prompt_style
-        gen_config = GenerateConfig(max_tokens=max_new_tokens)
+        gen_config = GenerateConfig(
+            max_tokens=max_new_tokens, **(decoding.generate_args() if decoding else {})
+        )
+        reply_status: list[str | None] = []
         if model_input == "image":
             prompt = build_prompt(question, image_size=size, box_format=box_format, style=style)  # type: ignore[arg-type]
             content: list[Any] = [
@@ -195,9 +213,10 @@ def docval_solver(
             first = ChatMessageUser(content=prompt)
         messages: list[ChatMessage] = [first]
         output = await model.generate(messages, config=gen_config)
+        reply_status.append(decoding.reply_status(output) if decoding else None)
         messages.append(output.message)
         pred = parse_output(output.completion, image_size=size, box_format=box_format)  # type: ignore[arg-type]
-        history = [_record(pred, round=0)]
+        history = [_record(pred, round=0, reply_status=reply_status[-1])]
         info["teacher"] = str(model) if method == "distill" else None
 
         if method == "feedback":
@@ -230,12 +249,15 @@ def docval_solver(
                     continue
                 messages.append(ChatMessageUser(content=feedback_prompt(feedback, box_format)))
                 output = await model.generate(messages, config=gen_config)
+                reply_status.append(decoding.reply_status(output) if decoding else None)
                 messages.append(output.message)
                 pred = parse_output(output.completion, image_size=size, box_format=box_format)  # type: ignore[arg-type]
-                history.append(_record(pred, round=r))
+                history.append(_record(pred, round=r, reply_status=reply_status[-1]))
         state.messages = messages
         state.output = output
         info["prediction"] = _record(pred)
+        info["reply_status"] = reply_status
+        info["constrained"] = bool(gen_config.extra_body)
         info["history"] = history
         info["loop"] = method == "feedback"
         state.metadata[DOCVAL_KEY] = info

@@ -77,6 +77,7 @@ def test_model_reads_regions_and_scored_reply(tmp_path):
         assert _value(s, "format_ok") == 1.0 and _value(s, "anls") == 0.0
         assert _value(s, "iou") == 0.0 and _value(s, "map") == 0.0
         assert s.scores["docval_scorer"].metadata["failure"] is None
+        assert s.scores["docval_scorer"].metadata["reply_status"] == "ok"
 
 
 def test_malformed_reply_is_a_scored_miss_with_reason(tmp_path):
@@ -86,6 +87,9 @@ def test_malformed_reply_is_a_scored_miss_with_reason(tmp_path):
         assert score.value["anls"] == 0.0 and score.value["format_ok"] == 0.0
         assert "unparseable" in score.metadata["failure"]
         assert "model failure: unparseable" in score.explanation
+        # told apart from a reply cut by the token limit (the scripted model stops normally)
+        assert score.metadata["reply_status"] == "format_failure"
+        assert score.metadata["constrained"] is False
     log = _run(
         tmp_path, get_model("scripted/d-3", reply='{"answer": "x", "bbox": [5000, 1, 5100, 9]}')
     )
@@ -254,3 +258,22 @@ def test_embedded_model(tmp_path, embedded_dir):
         assert 0.0 <= score.value["anls"] <= 1.0
         # a reply the parser cannot use is a scored failure with its reason, never an error
         assert score.value["format_ok"] == 1.0 or score.metadata["failure"]
+
+
+@pytest.mark.embedded
+def test_embedded_model_constrained_replies_parse(tmp_path, embedded_dir, monkeypatch):
+    # constrained=on (what `make run` uses): the real model's reply is decoded under the JSON
+    # reply format, so it always parses; a degenerate box would be skill, not format
+    from harness.constrained import CONSTRAINED_ENV
+
+    monkeypatch.setenv(CONSTRAINED_ENV, "on")
+    args = dict(RUN_ALL_ARGS, n_docs=1, max_new_tokens=80)
+    log = eval(docval(**args), model="harness/default", display="none", log_dir=str(tmp_path))[0]
+    assert log.status == "success", log.error
+    for s in log.samples:
+        score = s.scores["docval_scorer"]
+        assert score.metadata["constrained"] is True
+        assert score.metadata["reply_status"] == "ok", s.output.completion
+        failure = score.metadata["failure"]
+        assert failure is None or failure.startswith("bbox: "), failure
+        assert json.loads(s.output.completion)["answer"].strip()
