@@ -23,6 +23,7 @@ from typing import Any, Literal
 from inspect_ai.dataset import Sample
 
 from harness.data import content_hash, data_path, text_hash
+from harness.hub import DataSpec, HubDataset
 from harness.paths import cache_dir
 from methods.docval.ocr import words_to_dicts
 from scorers.boxes import validate_box
@@ -55,9 +56,28 @@ SROIE_HOW_TO_GET = (
     "copy img/, box/ and key/ of the ICDAR-2019 SROIE train set (e.g. zzzDavid/ICDAR-2019-SROIE "
     "data/) into $HARNESS_DATA_DIR/sroie"
 )
+#: pinned by inspect_evals 0.28.0 (docvqa.py); its rows carry the page image, no answer boxes
+DOCVQA_HUB = HubDataset(
+    "lmms-lab-encoder/DocVQA",
+    "539088ef8a8ada01ac8e2e6d4e372586748a265e",
+    config="DocVQA",
+    split="validation",
+    pin_source="inspect_evals 0.28.0",
+)
 DOCVQA_HOW_TO_GET = (
     "download DocVQA (SP: train_v1.0.json / val_v1.0.json with documents/) or MP-DocVQA "
     "(qas/*.json with images/) from the RRC site and point docvqa_file= at the JSON file"
+)
+
+DATA: tuple[DataSpec, ...] = (
+    DataSpec("SROIE 2019 receipts", "dataset=sroie", "sroie", None, SROIE_HOW_TO_GET),
+    DataSpec(
+        "DocVQA validation",
+        "dataset=docvqa docvqa_file=hf://lmms-lab-encoder/DocVQA",
+        "docvqa/val_v1.0.json",
+        DOCVQA_HUB,
+        DOCVQA_HOW_TO_GET,
+    ),
 )
 
 
@@ -334,9 +354,50 @@ def docvqa_record_to_sample(record: dict[str, Any], root: Path, source: Path, in
     )
 
 
+def _hub_docvqa(source: str) -> tuple[list[tuple[dict[str, Any], str]], str, str]:
+    """DocVQA rows of a hub dataset (``hf://lmms-lab-encoder/DocVQA`` = its pinned commit): each
+    embedded image is written once to ``HARNESS_CACHE_DIR/docval/hub-images/<sha256>.<ext>`` and
+    the row's ``image`` names that file. ((row, where) pairs, source, content hash.)"""
+    import hashlib
+
+    from harness.hub import read_records
+    from harness.paths import cache_dir
+
+    records = read_records(source, default=DOCVQA_HUB)
+    folder = cache_dir() / "docval" / "hub-images"
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for where, row in records.numbered():
+        image = row.get("image")
+        if isinstance(image, dict) and image.get("bytes"):
+            data = image["bytes"]
+            suffix = Path(str(image.get("path") or "x.png")).suffix or ".png"
+            file = folder / f"{hashlib.sha256(data).hexdigest()}{suffix}"
+            if not file.exists():
+                file.write_bytes(data)
+            row = {**row, "image": str(file)}
+        elif isinstance(image, dict):
+            raise DatasetFormatError(f"{where}: field 'image' has no embedded bytes")
+        rows.append((row, where))
+    return rows, records.source, records.content_hash
+
+
 def load_docvqa(docvqa_file: str, split: Split, *, limit_docs: int | None = None) -> LoadedDataset:
     """A DocVQA / MP-DocVQA JSON file (``{"data": [...]}`` or a bare list); images resolve
-    against the file's folder (relative paths are taken under ``HARNESS_DATA_DIR``)."""
+    against the file's folder (relative paths are taken under ``HARNESS_DATA_DIR``). Or a hub
+    dataset in the lmms-lab DocVQA layout (``hf://<owner>/<name>[@revision]``, read through
+    `datasets`; images embedded in the rows)."""
+    if docvqa_file.startswith("hf://"):
+        hub_rows, source, digest = _hub_docvqa(docvqa_file)
+        samples = []
+        doc_index: dict[str, int] = {}
+        for i, (record, where) in enumerate(hub_rows):
+            sample = docvqa_record_to_sample(record, Path("/"), where, i)  # type: ignore[arg-type]
+            doc = str(sample.metadata["doc_id"]) if sample.metadata else str(i)
+            index = doc_index.setdefault(doc, len(doc_index))
+            if (limit_docs is None or index < limit_docs) and in_split(index, split):
+                samples.append(sample)
+        return LoadedDataset(samples, f"DocVQA {source}", digest, False, {})
     path = Path(docvqa_file)
     if not path.is_absolute():
         path = data_path(docvqa_file, how_to_get=DOCVQA_HOW_TO_GET)
