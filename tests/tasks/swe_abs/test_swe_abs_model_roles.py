@@ -68,7 +68,8 @@ def test_model_mutant_judge_and_killing_test(tmp_path, swe_abs_ready):
     # the first test written for the mutant did not kill it: the retry was prompted with why
     phases = [(e["role"], e["phase"], e.get("failure")) for e in out["model_events"]]
     assert ("tester", "mutant", "mutant") in phases and ("judge", "equivalence", None) in phases
-    wrong = {c["system"]: c for c in out["candidates"]}
-    assert wrong["hand_wrong_1"]["resolved_original"] and not wrong["strict"]["resolved_abs"]
-    assert wrong["hand_correct"]["resolved_abs"]
+    candidates = {c["system"]: c for c in out["candidates"]}
+    strict = candidates["hand_wrong_1"]  # the spec's "strict" patch: also rejects equal bounds
+    assert strict["resolved_original"] and not strict["resolved_abs"]
+    assert candidates["hand_correct"]["resolved_abs"]
     assert sample.scores["swe_abs_scorer"].value["strengthened"] == 1
