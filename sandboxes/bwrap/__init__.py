@@ -13,9 +13,15 @@ from ._jail import JailGoneError
 from ._probe import BwrapUnavailableError, bwrap_problem, require_bwrap
 from ._reaper import reap_orphans, reap_stale_samples, receives_orphans
 from ._sandbox import BwrapSandboxEnvironment
+from ._seccomp import AF_VSOCK, CLONE_NEW_FLAGS, PERSONALITY_ALLOWED, syscall_table
+from ._seccomp import DENIED as SECCOMP_DENIED
 from ._tree import remove_tree
 
 __all__ = [
+    "AF_VSOCK",
+    "CLONE_NEW_FLAGS",
+    "PERSONALITY_ALLOWED",
+    "SECCOMP_DENIED",
     "WORKDIR",
     "BwrapConfig",
     "BwrapSandboxEnvironment",
@@ -30,4 +36,5 @@ __all__ = [
     "receives_orphans",
     "remove_tree",
     "require_bwrap",
+    "syscall_table",
 ]

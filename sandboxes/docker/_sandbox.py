@@ -1,0 +1,403 @@
+"""The `docker_api` inspect sandbox environment: one container per sample on the Docker engine API.
+
+Each sample gets a container from the locally built sandbox image with no network, a read-only
+root, private tmpfs `/workspace` and `/tmp`, memory/pids/CPU/file-size/open-file limits, no
+capabilities, no-new-privileges and the project's seccomp profile; its commands run as a private
+unprivileged uid through the exec supervisor (`_supervisor.py`), which enforces time limits and
+output caps and does file reads and writes inside the container as that uid (so a symlink the
+sample planted resolves inside the container, with the sample's permissions).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import errno as errno_module
+import os
+import secrets
+from pathlib import Path
+from typing import Any, Literal, overload
+
+import anyio.to_thread
+from inspect_ai.util import (
+    ExecResult,
+    OutputLimitExceededError,
+    SandboxConnection,
+    SandboxEnvironment,
+    SandboxEnvironmentConfigType,
+    SandboxEnvironmentLimits,
+    SandboxUnavailableError,
+    SandboxUserUnsupportedError,
+    concurrency,
+    sandboxenv,
+)
+from pydantic import BaseModel
+from typing_extensions import override
+
+from sandboxes.bwrap import NotRegularFileError
+
+from ._config import WORKDIR, DockerConfig, config_of
+from ._engine import owner_labels, reap_stale_containers, require_docker
+from ._exec import SupervisorError, call
+from ._images import ensure_sandbox_image
+from ._seccomp import seccomp_profile
+
+PROVIDER = "docker_api"
+_UID_BASE, _UID_SPAN = 1_000_000_000, 1_000_000_000
+_MAIN_USER = "65534:65534"  # the container's init and idle process: nobody, no capabilities
+_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_HOST_GRACE_S = 60.0  # the host's deadline beyond the supervisor's own
+# Docker's defaults (engine 20.10+) plus /proc/key-users (the host's per-uid key quotas).
+MASKED_PATHS = (
+    "/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/key-users",
+    "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
+    "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
+)  # fmt: skip
+# Docker's read-only defaults, plus /proc itself (as in the bwrap sandbox: nothing under /proc is
+# writable, not even the sample's own /proc/self files).
+READONLY_PATHS = ("/proc", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger")
+
+
+def _exec_slots() -> int:
+    return max(4, 2 * (os.cpu_count() or 1))
+
+
+def _raise_for(header: dict[str, Any], file: str) -> None:
+    status = header.get("status")
+    if status == "ok":
+        return
+    message = str(header.get("message", status))
+    if status == "not_regular":
+        raise NotRegularFileError(file, str(header.get("kind", "")))
+    if status == "too_large":
+        raise OutputLimitExceededError(
+            limit_str=SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR, truncated_output=None
+        )
+    name = str(header.get("errno", "EIO"))
+    code = getattr(errno_module, name, errno_module.EIO)
+    kind: type[OSError] = OSError
+    if code == errno_module.ENOENT:
+        kind = FileNotFoundError
+    elif code in (errno_module.EACCES, errno_module.EPERM, errno_module.EROFS):
+        kind = PermissionError
+    elif code == errno_module.EISDIR:
+        kind = IsADirectoryError
+    elif code == errno_module.ENOTDIR:
+        kind = NotADirectoryError
+    raise kind(code, message, file)
+
+
+@sandboxenv(name=PROVIDER)
+class DockerSandboxEnvironment(SandboxEnvironment):
+    """One container per sample (see the module docstring and sandboxes/README.md)."""
+
+    _live: set[DockerSandboxEnvironment] = set()
+
+    def __init__(self, config: DockerConfig, container_id: str, uid: int, image: str) -> None:
+        super().__init__()
+        self.config = config
+        self.container_id = container_id
+        self.uid = uid
+        self.image = image
+        self.task_name = ""
+        self._user = f"{uid}:{uid}"
+        DockerSandboxEnvironment._live.add(self)
+
+    # ---------------------------------------------------------------- lifecycle
+
+    @classmethod
+    def create(cls, config: DockerConfig, task_name: str = "") -> DockerSandboxEnvironment:
+        """Start the sample's container (blocking; sample_init runs it in a thread)."""
+        from docker.types import Ulimit
+
+        client = require_docker()
+        api = client.api
+        image = config.image or ensure_sandbox_image()
+        uid = _UID_BASE + secrets.randbelow(_UID_SPAN)
+        tmpfs_options = f"rw,exec,nosuid,nodev,size={config.disk_mb}m,mode=0700,uid={uid},gid={uid}"
+        security = ["no-new-privileges:true"]
+        if config.seccomp_unconfined:
+            security.append("seccomp=unconfined")
+        elif config.seccomp:
+            security.append(f"seccomp={seccomp_profile()}")
+        file_bytes = config.max_file_mb * 1024 * 1024
+        host_config = api.create_host_config(
+            network_mode="none",
+            read_only=True,
+            mem_limit=f"{config.memory_mb}m",
+            memswap_limit=f"{config.memory_mb}m",
+            pids_limit=config.max_processes,
+            nano_cpus=int(config.cpus * 1e9),
+            cap_drop=["ALL"],
+            security_opt=security,
+            tmpfs={"/workspace": tmpfs_options, "/tmp": tmpfs_options},
+            ulimits=[
+                Ulimit(name="nofile", soft=config.max_open_files, hard=config.max_open_files),
+                Ulimit(name="fsize", soft=file_bytes, hard=file_bytes),
+                Ulimit(name="core", soft=0, hard=0),
+            ],
+            init=True,
+            ipc_mode="private",
+            binds={path: {"bind": path, "mode": "ro"} for path in config.ro_binds},
+        )
+        host_config["MaskedPaths"] = list(MASKED_PATHS)
+        host_config["ReadonlyPaths"] = list(READONLY_PATHS)
+        created = api.create_container(
+            image,
+            command=["sleep", "infinity"],
+            user=_MAIN_USER,
+            working_dir=WORKDIR,
+            environment={"HOME": WORKDIR},
+            hostname="sandbox",
+            network_disabled=True,
+            labels=owner_labels("sandbox", task=task_name[:200]),
+            host_config=host_config,
+            name=f"icml26-sbx-{secrets.token_hex(6)}",
+        )
+        container_id = created["Id"]
+        try:
+            api.start(container_id)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                api.remove_container(container_id, force=True, v=True)
+            raise
+        environment = cls(config, container_id, uid, image)
+        environment.task_name = task_name
+        return environment
+
+    @override
+    @classmethod
+    async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
+        resolved = config_of(config)  # reject a bad config before any sample starts
+        require_docker()
+        await anyio.to_thread.run_sync(reap_stale_containers, "sandbox")
+        if resolved.image is None:
+            await anyio.to_thread.run_sync(ensure_sandbox_image)
+
+    @override
+    @classmethod
+    async def sample_init(
+        cls,
+        task_name: str,
+        config: SandboxEnvironmentConfigType | None,
+        metadata: dict[str, str],
+    ) -> dict[str, SandboxEnvironment]:
+        resolved = config_of(config)
+        environment = await anyio.to_thread.run_sync(cls.create, resolved, task_name)
+        try:
+            await environment.copy_in()
+        except BaseException:
+            await anyio.to_thread.run_sync(environment.destroy)
+            raise
+        return {"default": environment}
+
+    @override
+    @classmethod
+    async def sample_cleanup(
+        cls,
+        task_name: str,
+        config: SandboxEnvironmentConfigType | None,
+        environments: dict[str, SandboxEnvironment],
+        interrupted: bool,
+    ) -> None:
+        for environment in environments.values():
+            await anyio.to_thread.run_sync(environment.as_type(DockerSandboxEnvironment).destroy)
+
+    @override
+    @classmethod
+    async def task_cleanup(
+        cls, task_name: str, config: SandboxEnvironmentConfigType | None, cleanup: bool
+    ) -> None:
+        if cleanup:  # samples whose sample_cleanup did not run
+            for environment in [e for e in cls._live if e.task_name == task_name]:
+                await anyio.to_thread.run_sync(environment.destroy)
+
+    @override
+    @classmethod
+    async def cli_cleanup(cls, id: str | None) -> None:
+        """`inspect sandbox cleanup docker_api [id]`: one container, or every container whose
+        harness process has died."""
+        if id:
+            api = require_docker().api
+            await anyio.to_thread.run_sync(
+                lambda: api.remove_container(id, force=True, v=True)
+            )  # fmt: skip
+        else:
+            await anyio.to_thread.run_sync(reap_stale_containers, None)
+
+    @override
+    @classmethod
+    def config_deserialize(cls, config: dict[str, Any]) -> BaseModel:
+        return DockerConfig(**config)
+
+    def destroy(self) -> None:
+        """Remove the container (SIGKILL to everything in it, its tmpfs mounts go with it)."""
+        import docker.errors
+
+        DockerSandboxEnvironment._live.discard(self)
+        try:
+            require_docker().api.remove_container(self.container_id, force=True, v=True)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.APIError as ex:
+            if "already in progress" not in str(ex):
+                raise
+
+    async def copy_in(self) -> None:
+        """Copy `config.files` (host files or folders) into the work dir, as the sample's uid."""
+        for target, source in self.config.files.items():
+            path = Path(source)
+            if path.is_dir():
+                for item in sorted(path.rglob("*")):
+                    if item.is_file():
+                        rel = item.relative_to(path).as_posix()
+                        await self.write_file(f"{target.rstrip('/')}/{rel}", item.read_bytes())
+            else:
+                await self.write_file(target, path.read_bytes())
+
+    # ---------------------------------------------------------------- calls
+
+    async def _call(
+        self, request: dict[str, Any], payload: bytes, *, timeout: float, reply_cap: int
+    ) -> Any:
+        import docker.errors
+
+        try:
+            return await call(
+                self.container_id,
+                {**request, "home": WORKDIR},
+                payload,
+                user=self._user,
+                reply_cap=reply_cap,
+                host_timeout=timeout + _HOST_GRACE_S,
+            )
+        except docker.errors.NotFound as ex:
+            raise SandboxUnavailableError(
+                f"docker_api sandbox: this sample's container {self.container_id[:12]} is gone "
+                f"({ex.explanation}); other samples are unaffected"
+            ) from None
+        except docker.errors.APIError as ex:
+            if ex.response is not None and ex.response.status_code == 409:  # not running
+                raise SandboxUnavailableError(
+                    f"docker_api sandbox: this sample's container {self.container_id[:12]} is "
+                    f"not running ({ex.explanation}); other samples are unaffected"
+                ) from None
+            raise
+
+    @override
+    async def exec(
+        self,
+        cmd: list[str],
+        input: str | bytes | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        user: str | None = None,
+        timeout: int | None = None,
+        timeout_retry: bool = True,
+        concurrency: bool = True,
+    ) -> ExecResult[str]:
+        if user is not None and user not in (self._user, str(self.uid)):
+            raise SandboxUserUnsupportedError(
+                f"docker_api sandbox runs commands as one unprivileged user ({self.uid}); "
+                f"cannot run as {user!r}"
+            )
+        if not cmd:
+            raise ValueError("exec needs a command")
+        limit = timeout if timeout is not None else self.config.timeout_s
+        workdir = WORKDIR if cwd is None else cwd if cwd.startswith("/") else f"{WORKDIR}/{cwd}"
+        environment = {"PATH": _PATH, "HOME": WORKDIR, "LANG": "C.UTF-8"}
+        environment.update(self.config.env)
+        environment.update(env or {})
+        cap = SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE
+        request = {
+            "op": "exec",
+            "argv": list(cmd),
+            "cwd": workdir,
+            "env": environment,
+            "timeout": limit,
+            "cap": cap,
+        }
+        data = input.encode("utf-8") if isinstance(input, str) else (input or b"")
+        try:
+            if concurrency:
+                async with _gate():
+                    reply = await self._call(request, data, timeout=limit, reply_cap=2 * cap + 64)
+            else:
+                reply = await self._call(request, data, timeout=limit, reply_cap=2 * cap + 64)
+        except SupervisorError as ex:
+            # The sample's own processes can kill the supervisor (same uid): its command's fate
+            # is unknown, reported as a failure of that command only.
+            return ExecResult(False, 137, "", f"[docker_api sandbox: {ex}]")
+        status = reply.header["status"]
+        if status == "timeout":
+            raise TimeoutError(f"Command timed out after {limit} seconds: {cmd!r}")
+        if status == "overflow":
+            raise OutputLimitExceededError(
+                limit_str=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE_STR,
+                truncated_output=reply.out[:cap].decode("utf-8", errors="replace"),
+            )
+        rc = int(reply.header["returncode"])
+        return ExecResult(
+            success=rc == 0,
+            returncode=rc,
+            stdout=reply.out.decode("utf-8", errors="replace"),
+            stderr=reply.err.decode("utf-8", errors="replace"),
+        )
+
+    @override
+    async def write_file(self, file: str, contents: str | bytes) -> None:
+        data = contents.encode("utf-8") if isinstance(contents, str) else contents
+        try:
+            async with _gate():
+                reply = await self._call(
+                    {"op": "write", "path": file}, data,
+                    timeout=self.config.timeout_s, reply_cap=1 << 16,
+                )  # fmt: skip
+        except SupervisorError as ex:
+            raise OSError(errno_module.EIO, str(ex), file) from None
+        _raise_for(reply.header, file)
+
+    @overload
+    async def read_file(self, file: str, text: Literal[True] = True) -> str: ...
+
+    @overload
+    async def read_file(self, file: str, text: Literal[False]) -> bytes: ...
+
+    @override
+    async def read_file(self, file: str, text: bool = True) -> str | bytes:
+        limit = SandboxEnvironmentLimits.MAX_READ_FILE_SIZE
+        try:
+            async with _gate():
+                reply = await self._call(
+                    {"op": "read", "path": file, "cap": limit}, b"",
+                    timeout=self.config.timeout_s, reply_cap=limit + (1 << 16),
+                )  # fmt: skip
+        except SupervisorError as ex:
+            raise OSError(errno_module.EIO, str(ex), file) from None
+        _raise_for(reply.header, file)
+        return reply.out.decode("utf-8") if text else reply.out
+
+    @override
+    async def connection(self, *, user: str | None = None) -> SandboxConnection:
+        return SandboxConnection(
+            type=PROVIDER,
+            command=f"docker exec -it --user {self._user} -w {WORKDIR} {self.container_id} bash",
+            container=self.container_id,
+        )
+
+    @override
+    def default_polling_interval(self) -> float:
+        return 0.2
+
+
+def _gate() -> Any:
+    return concurrency(PROVIDER, _exec_slots())
+
+
+def _destroy_all_at_exit() -> None:
+    for environment in list(DockerSandboxEnvironment._live):
+        with contextlib.suppress(Exception):
+            environment.destroy()
+
+
+atexit.register(_destroy_all_at_exit)
