@@ -21,7 +21,7 @@ err = Console(stderr=True, soft_wrap=True)  # one-line errors stay one line
 HELP = {
     "eval": """harness eval task=<name>[,<name>...|all] [model=<spec>] [backend=vllm|transformers]
              [role.<role>=<spec>] [model_arg.<key>=<value>] [limit=N] [epochs=K] [seed=S]
-             [log_dir=DIR] [sandbox=bwrap|docker|local] [max_connections=N] [max_samples=N]
+             [log_dir=DIR] [sandbox=bwrap|docker|k8s|local] [max_connections=N] [max_samples=N]
              [max_tokens=N] [temperature=T] [retry_attempts=N] [fail_on_error=X]
              [display=rich|plain|log|none] [constrained=on|off] [<task_param>=<value> ...]
   Evaluate tasks (resumable: re-running the same command in the same log_dir reuses finished
@@ -32,7 +32,9 @@ HELP = {
   Leaderboards (HTML, Markdown, CSV) from the logs in log_dir (default: logs).""",
     "serve": """harness serve [model=<hf path|default|default-vlm>] [port=N] [host=127.0.0.1] [max_model_len=N]
               [dtype=auto|bf16|fp32] [served_name=NAME] [enforce_eager=true|false]
-  An OpenAI-compatible vLLM server on a model (default: the embedded model).""",
+              [backend=local|docker] [gpus=all|N|<ids>] [tp=N] [dp=N] [role=<r>] [image=IMG]
+  An OpenAI-compatible vLLM server on a model (default: the embedded model); backend=docker runs
+  it in a container (docs/SCALING.md).""",
     "run-all": """harness run-all [log_dir=DIR] [out=DIR] [backend=vllm|transformers] [tasks=a,b]
               [constrained=on|off]
   The `make run` job: every task with its RUN_ALL_ARGS on the embedded model, then the report.""",
@@ -172,8 +174,11 @@ def cmd_list(args: list[str]) -> int:
         "bubblewrap: read-only root, private work dir, no network, own PID namespace (default where no Docker engine runs)",
     )
     sandboxes.add_row(
-        "docker", "inspect's Docker sandbox with the compose files in sandboxes/docker (production)"
+        "docker",
+        "a container per sample on the Docker engine API (docker_api: no network, read-only root,"
+        " limits); inspect's compose `docker` provider uses sandboxes/docker/compose.yaml",
     )
+    sandboxes.add_row("k8s", "inspect_k8s_sandbox pods with sandboxes/k8s values (anchor, swe_abs)")
     sandboxes.add_row("local", "inspect's local sandbox: NO isolation; for debugging only")
     console.print(sandboxes)
     return 0
@@ -223,6 +228,14 @@ def cmd_serve(args: list[str]) -> int:
     from harness.models.embedded import EMBEDDED_NAME, embedded_model_dir
     from harness.models.vllm_server import start_vllm_server
 
+    backends = [a.split("=", 1)[1] for a in args if a.startswith("backend=")]
+    args = [a for a in args if not a.startswith("backend=")]
+    if backends and backends[-1] == "docker":  # vLLM in a container (harness.models.docker_server)
+        from harness.models.docker_server import serve_in_docker
+
+        return serve_in_docker(args, console, err)
+    if backends and backends[-1] != "local":
+        raise ConfigError(f"harness serve: backend={clip(backends[-1])}; expected local or docker")
     options = dict(parse_overrides(args))
     known = {
         "model": str,

@@ -44,7 +44,7 @@ class EvalConfig:
     # ("CPU Generator does not use offset"), and the harness's runs are greedy anyway.
     seed: int | None = field(default=None, metadata=_AT_LEAST_0)
     log_dir: str = "logs"
-    sandbox: Literal["bwrap", "docker", "local"] | None = None
+    sandbox: Literal["bwrap", "docker", "k8s", "local"] | None = None
     max_connections: int | None = field(default=None, metadata=_AT_LEAST_1)
     max_samples: int | None = field(default=None, metadata=_AT_LEAST_1)
     max_tokens: int | None = field(default=None, metadata=_AT_LEAST_1)

@@ -60,6 +60,11 @@ def run_eval(
 
         os.environ[CONSTRAINED_ENV] = config.constrained
         built = [tasks[name].function(**task_args.get(name, {})) for name in config.task]
+        if config.sandbox in ("docker", "k8s"):  # engine-API providers (sandboxes/README.md)
+            from sandboxes import harness_sandbox
+
+            for name, built_task in zip(config.task, built, strict=True):
+                built_task.sandbox = harness_sandbox(config.sandbox, name)
         generate: dict[str, Any] = {} if config.seed is None else {"seed": config.seed}
         if config.max_tokens is not None:
             generate["max_tokens"] = config.max_tokens
