@@ -25,16 +25,19 @@ from typing import Any
 
 from inspect_ai.dataset import Sample
 
+from harness.hub import DataSpec, HubDataset, read_records
 from tasks.omniverifier.render import render
 from tasks.omniverifier.scenes import ERROR_TYPES, make_pair
 
 __all__ = [
+    "DATA",
     "QUOKKA_SUBTASK",
     "VIVERBENCH_DIR",
     "VIVERBENCH_HOW_TO_GET",
     "DatasetFormatError",
     "generated_samples",
     "load_viverbench",
+    "load_viverbench_hub",
     "png_data_uri",
     "quokka_samples",
     "viverbench_record_to_sample",
@@ -47,6 +50,17 @@ VIVERBENCH_HOW_TO_GET = (
     "to the file or inline bytes"
 )
 QUOKKA_SUBTASK = "Real Photo: Object (quokka)"
+#: the benchmark's hub release; no commit verified offline: read as `main` (logged as unpinned)
+VIVERBENCH_HUB = HubDataset("comin/ViVerBench", "main")
+DATA: tuple[DataSpec, ...] = (
+    DataSpec(
+        "ViVerBench (3,594)",
+        "dataset=viverbench",
+        VIVERBENCH_DIR,
+        VIVERBENCH_HUB,
+        VIVERBENCH_HOW_TO_GET,
+    ),
+)
 
 
 class DatasetFormatError(ValueError):
@@ -232,6 +246,19 @@ def load_viverbench(root: Path) -> list[Sample]:
                 viverbench_record_to_sample(rec, where=where, root=f.parent, index=len(samples))
             )
     return samples
+
+
+def load_viverbench_hub(source: str) -> tuple[list[Sample], str, str]:
+    """ViVerBench from a hub dataset (``hf://comin/ViVerBench[@revision][?split=]``) read through
+    `datasets`, images embedded in the rows: (samples, source, content hash)."""
+    records = read_records(source, default=VIVERBENCH_HUB)
+    samples = [
+        viverbench_record_to_sample(rec, where=where, root=Path("/"), index=i)
+        for i, (where, rec) in enumerate(records.numbered())
+    ]
+    if not samples:
+        raise DatasetFormatError(f"{records.source}: no records")
+    return samples, records.source, records.content_hash
 
 
 # --- the annotated quokka (imgaug) -------------------------------------------------------------

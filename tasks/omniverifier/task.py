@@ -22,6 +22,7 @@ from tasks.omniverifier.dataset import (
     VIVERBENCH_HOW_TO_GET,
     generated_samples,
     load_viverbench,
+    load_viverbench_hub,
     quokka_samples,
 )
 from tasks.omniverifier.scenes import ERROR_TYPES
@@ -93,7 +94,8 @@ def omniverifier(
       edit_scope: tts: region (keep the scene outside the flagged boxes, paper) or free.
       p_error: tts, simulated generator: chance of an error per generation / edit.
       generator_max_tokens: tts: scene-description length.
-      data_file: viverbench: a file or folder instead of $HARNESS_DATA_DIR/viverbench.
+      data_file: viverbench: a file or folder instead of $HARNESS_DATA_DIR/viverbench, or a hub
+        dataset (hf://comin/ViVerBench[@revision], read through `datasets`).
     """
     types = [t.strip() for t in error_types.split(",") if t.strip()]
     unknown = sorted(set(types) - set(ERROR_TYPES))
@@ -132,6 +134,9 @@ def omniverifier(
             "dataset=generated: seeded synthetic scenes with one injected error stand in for "
             "ViVerBench (not reachable offline); subtasks mapped to ViVerBench names where they fit"
         )
+    elif dataset == "viverbench" and data_file and data_file.startswith("hf://"):
+        samples, source, data_hash = load_viverbench_hub(data_file)
+        deviations.append("viverbench: rule-based score only (no GPT-4.1 explanation judge)")
     elif dataset == "viverbench":
         root = (
             data_path(VIVERBENCH_DIR, how_to_get=VIVERBENCH_HOW_TO_GET)
