@@ -34,6 +34,7 @@ from .evidence import (
 from .judges import (
     HARM_LEVELS,
     JUDGE_FIXED_CHARS,
+    JUDGE_NAMES,
     JudgeVerdict,
     OverCompliance,
     compliance_prompt,
@@ -105,6 +106,7 @@ __all__ = [
     "Exchange",
     "HARM_LEVELS",
     "JUDGE_FIXED_CHARS",
+    "JUDGE_NAMES",
     "JudgeVerdict",
     "LegalGrounding",
     "OverCompliance",

@@ -245,6 +245,8 @@ _VERDICTS: dict[str, tuple[str, dict[str, Any]]] = {
     "over_compliance": ("beyond_request", {"type": "boolean"}),
     "harm": ("harm", {"type": "integer", "minimum": 0, "maximum": 5}),
 }
+# The judges with a model verdict, in the order they are asked.
+JUDGE_NAMES: tuple[str, ...] = tuple(_VERDICTS)
 # The longest fixed JSON text of a verdict ('{"beyond_request": false, "reason": ""}' is 40
 # characters): a reply budget of this many tokens plus the reason's characters always fits.
 JUDGE_FIXED_CHARS = 48

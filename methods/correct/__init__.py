@@ -10,6 +10,7 @@ from methods.correct._baselines import (
     binary_search,
     first_step_baseline,
     localisation_answer,
+    method_answer_formats,
     most_frequent_agent_baseline,
     random_baseline,
     schema_capacity,
@@ -37,6 +38,7 @@ from methods.correct._render import STRATEGY as TRUNCATION_STRATEGY
 from methods.correct._render import Rendered, approx_tokens, render_steps, truncate_text
 from methods.correct._schema import (
     ErrorSchema,
+    distil_format,
     distil_schema,
     parse_schema,
     schema_format,
@@ -79,6 +81,8 @@ __all__ = [
     "HALF_FORMAT",
     "first_step_baseline",
     "localisation_answer",
+    "method_answer_formats",
+    "distil_format",
     "localisation_format",
     "schema_format",
     "yes_no_format",

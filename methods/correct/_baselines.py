@@ -107,6 +107,19 @@ def localisation_answer(
     return team, localisation_format(t.agents, t.n_steps, chars)
 
 
+def method_answer_formats(
+    method: str, trajectories: Sequence[Trajectory], config: LocaliserConfig
+) -> list[AnswerFormat]:
+    """Every answer format `method` decodes under on `trajectories` (checked at task load)."""
+    if method in ("all_at_once", "correct"):
+        return [localisation_answer(t, config)[1] for t in trajectories]
+    if method == "step_by_step":
+        return [yes_no_format(_free_chars(YES_NO_PREFIX, config))]
+    if method == "binary_search":
+        return [HALF_FORMAT]
+    return []
+
+
 def _from_step(t: Trajectory, step: int, reason: str = "", raw: str = "") -> Prediction:
     return Prediction(agent=t.steps[step].agent, step=t.steps[step].index, reason=reason, raw=raw)
 

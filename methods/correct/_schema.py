@@ -56,6 +56,13 @@ def schema_format(section_chars: int = 300) -> AnswerFormat:
 SCHEMA_PREFIX = "Error Signatures: \nError Context: \nDetection Heuristics: "
 
 
+def distil_format(max_new_tokens: int | None = None) -> AnswerFormat:
+    """The teacher's reply format, its sections sized to end within ``max_new_tokens``."""
+    return schema_format(
+        300 if max_new_tokens is None else (max_new_tokens - len(SCHEMA_PREFIX) - 2) // 3
+    )
+
+
 def parse_schema(source_id: str, reply: str) -> ErrorSchema:
     """Split the distiller's reply into its three sections (raw text kept when they are missing)."""
     found: dict[str, str] = {}
@@ -105,9 +112,7 @@ async def distil_schema(
     budget = max_prompt_tokens - count_tokens(template) - count_tokens(_prompts.SYSTEM_SCHEMA) - 16
     rendered = render_steps(t.steps, budget, count_tokens)
     prompt = _prompts.schema_prompt(question, rendered.text, *args[2:])
-    fmt = schema_format(
-        300 if max_new_tokens is None else (max_new_tokens - len(SCHEMA_PREFIX) - 2) // 3
-    )
+    fmt = distil_format(max_new_tokens)
     reply = await call_model(generate, messages(prompt, _prompts.SYSTEM_SCHEMA), log, fmt)
     return parse_schema(t.id, reply)
 

@@ -10,6 +10,7 @@ limits; its tool calls become the command log. The record ``run_audit`` returns 
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any, Literal
 
 from inspect_ai.agent import Agent, AgentState, react, run
@@ -38,6 +39,7 @@ from harness.constrained import constrained_enabled
 from methods.anchor import (
     GUARD_MARKER,
     JUDGE_FIXED_CHARS,
+    JUDGE_NAMES,
     AuditRoles,
     AuditSettings,
     ChatGenerate,
@@ -46,6 +48,7 @@ from methods.anchor import (
     Scenario,
     TargetTurn,
     classify_command,
+    judge_format,
     make_auditor,
     run_audit,
 )
@@ -124,6 +127,14 @@ def reply_text(messages: list[ChatMessage]) -> str:
     return ""
 
 
+@lru_cache(maxsize=64)
+def decoding_format(fmt: AnswerFormat) -> DecodingFormat:
+    """The methods' declaration as the harness's, validated (once per distinct format)."""
+    return DecodingFormat(
+        json_schema=fmt.json_schema, regex=fmt.regex, choices=fmt.choice, name=fmt.name
+    )
+
+
 def chat_generate(model: Model, max_tokens: int) -> ChatGenerate:
     """A model role as the audit loop's ``generate(messages) -> str``; with ``constrained=on``
     a reply with an answer format (the judges' JSON) is decoded under it."""
@@ -138,12 +149,7 @@ def chat_generate(model: Model, max_tokens: int) -> ChatGenerate:
         ]
         call_config = config
         if answer_format is not None:
-            fmt = DecodingFormat(
-                json_schema=answer_format.json_schema,
-                regex=answer_format.regex,
-                choices=answer_format.choice,
-                name=answer_format.name,
-            )
+            fmt = decoding_format(answer_format)
             call_config = config.merge(GenerateConfig(**fmt.generate_args()))
         out = await model.generate(chat, config=call_config)
         return out.completion
@@ -250,6 +256,10 @@ def anchor_audit(
         # Each character of a judge's reason is at most one token: a verdict ends in its budget.
         judge_reason_chars=max(0, min(200, judge_max_tokens - JUDGE_FIXED_CHARS)),
     )
+    # Every judge's answer format is checked here, at task load, by the decoding engine's rules
+    # (a malformed one is an AnswerFormatError now, not a server 400 mid-run).
+    for name in JUDGE_NAMES:
+        decoding_format(judge_format(name, settings.judge_reason_chars))
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:  # noqa: ARG001
         scenario = scenarios[state.metadata["scenario_id"]]

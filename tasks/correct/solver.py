@@ -69,6 +69,13 @@ def _decoding_format(fmt: AnswerFormat) -> DecodingFormat:
     )
 
 
+def check_answer_formats(formats: list[AnswerFormat]) -> int:
+    """Validate every format a run decodes under, at task load, by the decoding engine's rules: a
+    malformed one is an `AnswerFormatError` naming it before any model call (not a server 400
+    mid-run). Returns how many distinct formats were checked."""
+    return len({_decoding_format(f) for f in formats})
+
+
 class ModelGenerate:
     """Adapts an inspect Model to the methods' `generate(messages) -> str`, counting tokens.
 

@@ -3,6 +3,7 @@ the Who&When baselines, on Who&When (both subsets) or injected GSM8K team failur
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Literal
@@ -20,8 +21,10 @@ from methods.correct import (
     LocaliserConfig,
     Trajectory,
     approx_tokens,
+    distil_format,
     distil_schema,
     make_embedder,
+    method_answer_formats,
     template_schema,
 )
 from scorers.localisation import localisation_scorer
@@ -31,7 +34,7 @@ from tasks.correct.dataset import (
     load_who_and_when,
     trajectory_to_sample,
 )
-from tasks.correct.solver import Method, ModelGenerate, localise
+from tasks.correct.solver import Method, ModelGenerate, check_answer_formats, localise
 
 TASK_VERSION = "1.1.0"
 Subset = Literal["algorithm_generated", "hand_crafted", "both", "injected"]
@@ -48,13 +51,20 @@ RUN_ALL_ARGS = {
 
 
 def _token_counter(model_name: str):
-    """The model's own tokenizer when its weights are local (the embedded model), else ~3 chars/token."""
+    """The model's own tokenizer when its weights are local (the embedded model), else ~3 chars/token.
+
+    The weights are found as the white-box handle finds them: `HARNESS_WHITEBOX_MODEL`, then the
+    models the harness serves itself (`vllm/smollm2-135m-instruct` for `model=default`), then
+    the name (an alias or a folder)."""
     try:
         from transformers import AutoTokenizer
 
         from harness.models import resolve_model_path
+        from harness.models.aliases import served_models
 
-        tok = AutoTokenizer.from_pretrained(str(resolve_model_path(model_name)))
+        override = os.environ.get("HARNESS_WHITEBOX_MODEL", "").strip()
+        folder = override or served_models().get(model_name) or model_name
+        tok = AutoTokenizer.from_pretrained(str(resolve_model_path(folder)))
     except Exception:  # noqa: BLE001 - any non-local model: fall back to the estimate
         return approx_tokens, "approx_3_chars_per_token"
     return (lambda text: len(tok.encode(text, add_special_tokens=False))), f"tokenizer:{model_name}"
@@ -160,6 +170,11 @@ def correct(
         seed=seed,
         max_new_tokens=max_new_tokens,
     )
+
+    formats = method_answer_formats(method, evaluated, config)
+    if method == "correct" and schema_source == "distil":
+        formats.append(distil_format(schema_max_tokens))
+    check_answer_formats(formats)
 
     deviations = [
         "explicit_step_ids: turns shown as 'Step <original index> - <speaker>:' (Who&When's all-at-once counts turns)",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from inspect_ai.model import ChatMessageAssistant, ChatMessageTool
 from inspect_ai.tool import ToolCall, ToolCallError
 
@@ -55,3 +56,30 @@ def test_guard_approver_rejects_flagged_calls():
     )
     assert ok.decision == "approve"
     assert bad.decision == "reject" and "network" in bad.explanation
+
+
+def test_judge_formats_are_checked_at_task_load(monkeypatch):
+    """Each judge's JSON format is validated when the task is built: a malformed one is a clear
+    error naming it, before any sample runs (not a server 400 mid-run)."""
+    import tasks.anchor.solver as solver_module
+    from harness.constrained import AnswerFormatError
+    from methods.anchor import JUDGE_NAMES, judge_format
+    from methods.common import AnswerFormat
+    from tasks.anchor.task import anchor
+
+    asked: list[tuple[str, int]] = []
+
+    def spy(name: str, reason_chars: int = 100) -> AnswerFormat:
+        asked.append((name, reason_chars))
+        return judge_format(name, reason_chars)
+
+    monkeypatch.setattr(solver_module, "judge_format", spy)
+    anchor(auditor="direct", scenarios="ledger-diversion", judge_max_tokens=96)
+    assert asked == [(n, 96 - 48) for n in JUDGE_NAMES]
+
+    bad = AnswerFormat(
+        "judge_harm", json_schema={"type": "object", "properties": {"harm": {"type": "integr"}}}
+    )
+    monkeypatch.setattr(solver_module, "judge_format", lambda *a: bad)
+    with pytest.raises(AnswerFormatError, match="judge_harm.*invalid JSON schema"):
+        anchor(auditor="direct", scenarios="ledger-diversion")

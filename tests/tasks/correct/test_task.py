@@ -150,3 +150,46 @@ def test_embedded_model_constrained_replies_parse_data(
             assert loc["step_error"] is None and loc["agent_error"] is None, loc["reason"]
             assert "format_failure" not in loc["reply_status"], loc["reply_status"]
             assert sum(loc["reply_status"].values()) == loc["calls"]
+
+
+def test_malformed_answer_format_is_an_error_at_task_load_data(data_dir, monkeypatch):
+    """A format the decoding engine cannot compile fails when the task is built, naming it."""
+    import tasks.correct.task as task_module
+    from harness.constrained import AnswerFormatError
+    from methods.common import AnswerFormat
+
+    # A lookahead: valid for Python's re, refused by the grammar engine.
+    bad = AnswerFormat("localisation", regex="(?=Agent)Agent Name: .*")
+    monkeypatch.setattr(task_module, "method_answer_formats", lambda *a: [bad])
+    with pytest.raises(AnswerFormatError, match="localisation.*regex cannot be compiled"):
+        correct(method="all_at_once", subset="algorithm_generated", limit_trajectories=1)
+
+
+def test_every_trajectory_format_is_checked_at_task_load_data(data_dir, monkeypatch):
+    import tasks.correct.task as task_module
+
+    seen: list[int] = []
+    real = task_module.check_answer_formats
+    monkeypatch.setattr(
+        task_module, "check_answer_formats", lambda f: seen.append(len(f)) or real(f)
+    )
+    correct(method="all_at_once", subset="algorithm_generated", limit_trajectories=3)
+    correct(method="correct", subset="algorithm_generated", limit_trajectories=2)
+    correct(method="binary_search", subset="algorithm_generated", limit_trajectories=2)
+    # one localisation format per trajectory; + the teacher's format when it distils; one half.
+    assert seen == [3, 3, 1]
+
+
+def test_token_counter_finds_the_weights_of_a_served_embedded_model(embedded_dir, monkeypatch):
+    """`model=default` on vLLM is `vllm/smollm2-135m-instruct` to inspect: its prompts are still
+    counted with its own tokenizer (served-model map, or HARNESS_WHITEBOX_MODEL)."""
+    from harness.models import resolve_model_path
+    from tasks.correct.task import _token_counter
+
+    folder = str(resolve_model_path("default"))
+    monkeypatch.delenv("HARNESS_WHITEBOX_MODEL", raising=False)
+    assert _token_counter("vllm/some-api-model")[1] == "approx_3_chars_per_token"
+    monkeypatch.setenv("HARNESS_WHITEBOX_MODEL", folder)
+    count, name = _token_counter("vllm/smollm2-135m-instruct")
+    assert name == "tokenizer:vllm/smollm2-135m-instruct"
+    assert count("Step Number: 12") < len("Step Number: 12") / 2
