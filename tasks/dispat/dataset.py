@@ -9,6 +9,8 @@ classes, enough normal rows to split):
 - ODDS ``.mat`` (MATLAB arrays ``X``, ``y``);
 - ``.csv`` with a header and a label column named ``y``, ``label``, ``outlier`` or ``is_anomaly``
   (every other column is a feature, and its header is the column name used in serialisation);
+- ``.parquet`` / ``.jsonl`` files and hub datasets (``hf://<owner>/<name>[@revision]``), read
+  through `datasets` (``harness.hub``), with the CSV label-column rule;
 - ``wbc``: bundled, built from scikit-learn's ``load_breast_cancer`` in the ODDS/AnoLLM "wbc"
   recipe (357 benign = normal, 21 malignant drawn with ``RandomState(0).choice`` = anomalies).
 """
@@ -25,6 +27,7 @@ import numpy as np
 from inspect_ai.dataset import Sample
 
 from harness.data import content_hash, data_path, text_hash
+from harness.hub import DataSpec
 
 ADBENCH_SETS: tuple[str, ...] = (
     "2_annthyroid",
@@ -49,6 +52,16 @@ LABEL_COLUMNS: tuple[str, ...] = ("y", "label", "outlier", "is_anomaly")
 _ADBENCH_HOW_TO_GET = (
     "copy the ADBench classical .npz files (github.com/Minqi824/ADBench, "
     "adbench/datasets/Classical/) into $HARNESS_DATA_DIR/adbench_classical/"
+)
+# No Hugging Face copy of ADBench's classical sets could be verified: local files only.
+DATA: tuple[DataSpec, ...] = (
+    DataSpec(
+        "ADBench classical (16 sets)",
+        "dataset=adbench|all|<set>",
+        "adbench_classical",
+        None,
+        _ADBENCH_HOW_TO_GET,
+    ),
 )
 _MIN_NORMALS = 4  # two per half, so every model sees at least two training rows
 
@@ -167,20 +180,41 @@ def load_csv(path: str | Path, name: str | None = None) -> TabularDataset:
         frame = pd.read_csv(path)
     except Exception as exc:  # noqa: BLE001
         raise DatasetFormatError(f"{path}: not a readable CSV file ({exc})") from None
+    return _from_frame(frame, str(path), content_hash(path), name or path.stem)
+
+
+def load_table(source: str | Path, name: str | None = None) -> TabularDataset:
+    """A Parquet / JSON-lines file or a hub dataset (``hf://<owner>/<name>[@revision]
+    [?config=&split=]``) read through `datasets` (``harness.hub``); label column as for CSV."""
+    import pandas as pd
+
+    from harness.hub import DatasetFormatError as HubFormatError
+    from harness.hub import read_records
+
+    try:
+        records = read_records(str(source))
+    except HubFormatError as exc:
+        raise DatasetFormatError(str(exc)) from None
+    stem = str(source).split("?")[0].rstrip("/").split("/")[-1].split("@")[0]
+    frame = pd.DataFrame(records.rows)
+    return _from_frame(frame, records.source, records.content_hash, name or Path(stem).stem)
+
+
+def _from_frame(frame: Any, source: str, digest: str, name: str) -> TabularDataset:
+    import pandas as pd
+
     label = next((c for c in frame.columns if str(c).strip().lower() in LABEL_COLUMNS), None)
     if label is None:
         raise DatasetFormatError(
-            f"{path}: no label column; expected one named {', '.join(LABEL_COLUMNS)}, "
+            f"{source}: no label column; expected one named {', '.join(LABEL_COLUMNS)}, "
             f"found {list(frame.columns)[:10]}"
         )
     features = frame.drop(columns=[label])
     non_numeric = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
     if non_numeric:
-        raise DatasetFormatError(f"{path}: non-numeric feature column(s) {non_numeric[:5]}")
-    X, y = validate_arrays(features.to_numpy(dtype=float), frame[label].to_numpy(), str(path))
-    return TabularDataset(
-        name or path.stem, X, y, str(path), content_hash(path), [str(c) for c in features.columns]
-    )
+        raise DatasetFormatError(f"{source}: non-numeric feature column(s) {non_numeric[:5]}")
+    X, y = validate_arrays(features.to_numpy(dtype=float), frame[label].to_numpy(), source)
+    return TabularDataset(name, X, y, source, digest, [str(c) for c in features.columns])
 
 
 def load_wbc() -> TabularDataset:
@@ -200,22 +234,31 @@ def load_wbc() -> TabularDataset:
 
 
 def resolve_dataset(name: str) -> TabularDataset:
-    """``wbc``, an ADBench set name (``42_WBC``), or a path to an .npz/.mat/.csv file."""
+    """``wbc``, an ADBench set name (``42_WBC``), a path to an .npz/.mat/.csv/.parquet/.jsonl
+    file, or a hub dataset (``hf://...``, read through `datasets`)."""
     if name == BUNDLED:
         return load_wbc()
     if name in ADBENCH_SETS:
         return load_npz(
             data_path(f"adbench_classical/{name}.npz", how_to_get=_ADBENCH_HOW_TO_GET), name
         )
+    if name.startswith("hf://"):
+        return load_table(name)
     path = Path(name).expanduser()
-    loaders = {".npz": load_npz, ".mat": load_mat, ".csv": load_csv}
+    loaders = {
+        ".npz": load_npz,
+        ".mat": load_mat,
+        ".csv": load_csv,
+        ".parquet": load_table,
+        ".jsonl": load_table,
+    }
     if path.suffix.lower() in loaders:
         if not path.is_file():
             raise FileNotFoundError(f"dataset file {path} does not exist")
         return loaders[path.suffix.lower()](path)
     raise ValueError(
         f"unknown dataset {name!r}: use 'wbc', 'all', 'adbench', one of {', '.join(ADBENCH_SETS)}, "
-        "or a path to an .npz/.mat/.csv file"
+        "a path to an .npz/.mat/.csv/.parquet/.jsonl file, or a hub dataset hf://<owner>/<name>"
     )
 
 
