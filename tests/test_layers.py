@@ -6,7 +6,7 @@ Every `import` and `from ... import` in the project's modules, at any depth (ins
 - layer rules: `methods/` imports no inspect_ai, tasks or harness; `scorers/` no tasks, methods or
   harness; `reports/` no tasks or methods; the library part of `harness` (data, records, paths,
   models and every other module that is not app) nothing of its app part (cli, config, eval,
-  discovery, the inspect entry point);
+  discovery, the inspect entry point, the grid executors);
 - privacy: a `_private` module (or name) of the project is imported only from inside the package
   that holds it; tests may reach into what they test;
 - inspect's private modules (`inspect_ai._util`, `inspect_ai.model._model_output`, ...) only from
@@ -34,6 +34,7 @@ HARNESS_APP = (
     "harness.eval",
     "harness.discovery",
     "harness._inspect_entry",
+    "harness.executors",  # runs eval grids (in process or on Ray) from the CLI's config
 )
 
 

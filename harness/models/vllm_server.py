@@ -15,7 +15,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -228,13 +231,15 @@ def start_vllm_server(
     cmd, env, settings = plan.command, plan.env, plan.settings
     started = time.monotonic()
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(
-            cmd,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-            preexec_fn=_die_with_parent,
+        process = _spawn(
+            lambda: subprocess.Popen(
+                cmd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
         )
     server = VLLMServer(
         process,
@@ -251,6 +256,28 @@ def start_vllm_server(
         raise
     server.startup_s = time.monotonic() - started
     return server
+
+
+#: Servers started off the main thread are forked from this one long-lived thread (see _spawn).
+_SPAWNER: ThreadPoolExecutor | None = None
+_SPAWNER_LOCK = threading.Lock()
+
+
+def _spawn(start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+    """Run `start` (a Popen) on a thread that lives as long as the process.
+
+    The kernel's parent-death signal (`_die_with_parent`) fires when the *thread* that forked
+    the server ends, not the process: a server started from a worker thread (an executor, a
+    `to_thread` call) would be killed mid-run when that thread finished. The main thread and the
+    spawner thread both live until the harness exits.
+    """
+    global _SPAWNER
+    if threading.current_thread() is threading.main_thread():
+        return start()
+    with _SPAWNER_LOCK:
+        if _SPAWNER is None:
+            _SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllm-spawner")
+    return _SPAWNER.submit(start).result()
 
 
 def _die_with_parent() -> None:

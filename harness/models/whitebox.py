@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from harness.models.embedded import DEFAULT_ALIASES
 from harness.models.grammar import Constraint, logits_processors_for
 from harness.models.hardware import Device, DtypeChoice, apply_torch_threads, choose_dtype
+from harness.models.served import served_model_dtypes, served_models
 
-DEFAULT_ALIASES = {"default", "harness/default", "embedded", "smollm2", "harness/smollm2"}
 WHITEBOX_OVERRIDE_ENV = "HARNESS_WHITEBOX_MODEL"
 
 
@@ -425,8 +426,6 @@ def whitebox_for_model(model_name: str) -> WhiteBoxLM:
     and for tests driven by the scripted provider). A model the harness serves itself runs here
     in the dtype the server was started with.
     """
-    from harness.models.aliases import served_model_dtypes
-
     override = os.environ.get(WHITEBOX_OVERRIDE_ENV, "").strip()
     if override:
         return WhiteBoxLM.shared(override)
@@ -437,6 +436,4 @@ def whitebox_for_model(model_name: str) -> WhiteBoxLM:
 
 def _served_model_paths() -> dict[str, str]:
     """Model names the harness itself serves (vLLM), mapped to the folders behind them."""
-    from harness.models.aliases import served_models
-
     return served_models()

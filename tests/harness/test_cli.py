@@ -1,6 +1,6 @@
 import pytest
 
-from harness.cli import main
+from harness.cli import HELP, main
 from harness.discovery import discover_tasks
 
 
@@ -55,7 +55,7 @@ def test_run_failure_is_one_line_not_a_traceback(tmp_path, capsys):
     assert "ScriptError" in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("command", ["eval", "list", "report", "serve", "run-all"])
+@pytest.mark.parametrize("command", sorted(HELP))  # every subcommand, new ones too
 @pytest.mark.parametrize("flag", ["--help", "-h"])
 def test_every_subcommand_answers_help(command, flag, capsys):
     assert main([command, flag]) == 0

@@ -4,11 +4,18 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
-from harness.models.vllm_server import VLLMServer, VLLMServerError, _wait_healthy
+from harness.models.vllm_server import (
+    VLLMServer,
+    VLLMServerError,
+    _die_with_parent,
+    _spawn,
+    _wait_healthy,
+)
 from tests.conftest import REPO_ROOT
 
 PARENT = """
@@ -39,6 +46,37 @@ def test_server_child_dies_when_harness_is_killed_hard():
         time.sleep(0.1)
     os.kill(child_pid, signal.SIGKILL)
     pytest.fail("the server's stand-in outlived the killed harness")
+
+
+def test_server_started_from_a_worker_thread_outlives_the_thread():
+    """The parent-death signal follows the forking thread: a thread that ends must not take the
+    server with it (the spawner thread forks instead)."""
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            ["sleep", "60"], start_new_session=True, preexec_fn=_die_with_parent
+        )
+
+    started: list[subprocess.Popen[bytes]] = []
+    worker = threading.Thread(target=lambda: started.append(_spawn(start)))
+    worker.start()
+    worker.join()
+    [child] = started
+    try:
+        time.sleep(1.0)  # a parent-death SIGTERM would have arrived by now
+        assert child.poll() is None, (
+            f"the server died with its starting thread ({child.returncode})"
+        )
+    finally:
+        child.kill()
+        child.wait()
+
+    # Without the spawner the same start from a thread that ends is killed: the test can fail.
+    direct: list[subprocess.Popen[bytes]] = []
+    worker = threading.Thread(target=lambda: direct.append(start()))
+    worker.start()
+    worker.join()
+    assert direct[0].wait(timeout=10) == -signal.SIGTERM
 
 
 def test_early_exit_reports_log_tail(tmp_path):
