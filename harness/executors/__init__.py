@@ -1,0 +1,31 @@
+"""Running a `harness eval` grid (task × model × parameter) in this process or fanned out on Ray.
+
+`harness eval task=a,b model=m1,m2 grid.<key>=v1,v2 executor=local|ray [ray_address=...]`:
+each cell is one inspect eval-set into the grid's shared log directory (resumable by re-running
+the same command); `harness report <log_dir>` reads the merged directory.
+"""
+
+from harness.executors._cell import CellResult, run_cell
+from harness.executors._grid import (
+    EXECUTOR_OPTIONS,
+    GRID_PREFIX,
+    Executor,
+    GridCell,
+    GridPlan,
+    is_grid_request,
+    plan_grid,
+)
+from harness.executors._run import run_grid
+
+__all__ = [
+    "EXECUTOR_OPTIONS",
+    "GRID_PREFIX",
+    "CellResult",
+    "Executor",
+    "GridCell",
+    "GridPlan",
+    "is_grid_request",
+    "plan_grid",
+    "run_cell",
+    "run_grid",
+]

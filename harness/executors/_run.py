@@ -1,0 +1,48 @@
+"""`harness eval` on a grid: plan and check every cell, run them, one outcome for the summary."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from harness.discovery import discover_tasks
+from harness.eval import EvalOutcome, TaskSummary
+from harness.executors._cell import CellResult
+from harness.executors._grid import GridPlan, plan_grid
+
+
+def run_grid(args: list[str], console: Console) -> EvalOutcome:
+    """Every cell of the grid `args` describes, on the executor it names."""
+    registry = discover_tasks()
+    plan = plan_grid(args, registry.tasks, all_tasks=sorted(registry.tasks))
+    results = _execute(plan, console)
+    summaries = []
+    for result in results:
+        summaries.extend(result.summaries)
+        if not result.summaries:  # the cell never produced a log: its error is the summary
+            summaries.append(_failed_summary(result))
+    return EvalOutcome(
+        success=all(r.success for r in results), summaries=summaries, log_dir=plan.log_dir
+    )
+
+
+def _execute(plan: GridPlan, console: Console) -> list[CellResult]:
+    if plan.executor == "ray":
+        from harness.executors._ray import run_ray
+
+        return run_ray(plan, console)
+    from harness.executors._local import run_local
+
+    return run_local(plan, console)
+
+
+def _failed_summary(result: CellResult) -> TaskSummary:
+    values = dict(arg.split("=", 1) for arg in result.args)
+    return TaskSummary(
+        task=values.get("task", "?"),
+        model=values.get("model", "?"),
+        status="error",
+        samples="—",
+        metrics={},
+        log="",
+        error=f"{result.error} (re-run the same command to resume)",
+    )

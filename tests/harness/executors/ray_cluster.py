@@ -1,0 +1,155 @@
+"""A real two-node Ray cluster on this machine for the tests: a head and one worker node.
+
+Each node is its own `ray start --block` process group with private ports and a private temp
+dir, so a test can kill one node (SIGKILL to its group) and the teardown stops exactly what the
+test started. (Ray advertises the host's own address, not 127.0.0.1: it refuses multi-node
+clusters on loopback. Nothing leaves the machine.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+RAY = Path(sys.executable).with_name("ray")
+# Node death is noticed in seconds, not the default ~30 s (GCS health checks).
+FAST_FAILURE_ENV = {
+    "RAY_health_check_initial_delay_ms": "1000",
+    "RAY_health_check_period_ms": "1000",
+    "RAY_health_check_timeout_ms": "1000",
+    "RAY_health_check_failure_threshold": "3",
+    # A loaded machine (other jobs on the same cores) starts a raylet slowly.
+    "RAY_raylet_start_wait_time_s": "240",
+}
+
+
+def free_ports(count: int) -> list[int]:
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+@dataclass
+class RayNode:
+    name: str
+    process: subprocess.Popen
+    log: Path
+
+    def kill(self) -> None:
+        """SIGKILL the node's whole process group (raylet, its workers, agents)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=3)
+        # Ray's daemons stay in the group after `ray start` exits; end every one of them.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+
+
+@dataclass
+class RayCluster:
+    address: str
+    temp_dir: Path
+    env: dict[str, str]
+    nodes: dict[str, RayNode] = field(default_factory=dict)
+
+    def stop(self) -> None:
+        for node in reversed(list(self.nodes.values())):
+            node.stop()
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def _node_ports(head: bool) -> list[str]:
+    names = [
+        "--node-manager-port",
+        "--object-manager-port",
+        "--dashboard-agent-listen-port",
+        "--dashboard-agent-grpc-port",
+        "--metrics-export-port",
+        "--runtime-env-agent-port",
+    ]
+    if head:
+        names += ["--ray-client-server-port", "--dashboard-port"]
+    ports = free_ports(len(names) + 8)
+    args = [f"{name}={port}" for name, port in zip(names, ports, strict=False)]
+    return [*args, "--worker-port-list=" + ",".join(map(str, ports[len(names) :]))]
+
+
+def _start(name: str, args: list[str], env: dict[str, str], temp_dir: Path) -> RayNode:
+    log = temp_dir / f"{name}.log"
+    with open(log, "w") as handle:
+        process = subprocess.Popen(
+            [str(RAY), "start", *args, "--block", "--disable-usage-stats"],
+            env={**env, "GRID_TEST_NODE": name},
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return RayNode(name, process, log)
+
+
+def start_cluster(env: dict[str, str], *, cpus_per_node: int = 1) -> RayCluster:
+    """Start the head and one worker node (both returning at once; `wait_ready` waits)."""
+    # Short: Ray's unix socket paths live under it (limit ~107 characters).
+    temp_dir = Path(tempfile.mkdtemp(prefix="rayt", dir="/tmp"))
+    env = {**env, **FAST_FAILURE_ENV, "RAY_USAGE_STATS_ENABLED": "0"}
+    port = free_ports(1)[0]
+    cluster = RayCluster(address=f"127.0.0.1:{port}", temp_dir=temp_dir, env=env)
+    common = [
+        f"--num-cpus={cpus_per_node}",
+        "--num-gpus=0",
+        f"--object-store-memory={80 * 1024 * 1024}",
+        "--include-dashboard=false",
+    ]
+    head_args = ["--head", f"--port={port}", f"--temp-dir={temp_dir}", *common, *_node_ports(True)]
+    cluster.nodes["head"] = _start("head", head_args, env, temp_dir)
+    return cluster
+
+
+def add_worker_node(cluster: RayCluster, *, cpus: int = 1) -> RayNode:
+    args = [
+        f"--address={cluster.address}",
+        f"--num-cpus={cpus}",
+        "--num-gpus=0",
+        f"--object-store-memory={80 * 1024 * 1024}",
+        f"--temp-dir={cluster.temp_dir}",
+        *_node_ports(False),
+    ]
+    node = _start("worker", args, cluster.env, cluster.temp_dir)
+    cluster.nodes["worker"] = node
+    return node
+
+
+def wait_started(node: RayNode, timeout_s: float = 180) -> None:
+    """Until `ray start` says the node runs (it has then registered with the head)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if node.process.poll() is not None:
+            raise RuntimeError(f"ray node {node.name} exited: {node.log.read_text()[-2000:]}")
+        if "Ray runtime started" in node.log.read_text(errors="replace"):
+            return
+        time.sleep(0.25)
+    raise TimeoutError(f"ray node {node.name} did not start in {timeout_s} s")
