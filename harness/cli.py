@@ -41,6 +41,9 @@ HELP = {
     "run-all": """harness run-all [log_dir=DIR] [out=DIR] [backend=vllm|transformers] [tasks=a,b]
               [constrained=on|off]
   The `make run` job: every task with its RUN_ALL_ARGS on the embedded model, then the report.""",
+    "data": """harness data list [task ...] | harness data pull <task>
+  Each task's data: where it is found (with its content hash) or the command that fetches it;
+  pull downloads a task's pinned Hugging Face datasets into $HARNESS_DATA_DIR/hub/.""",
 }
 USAGE = "usage:\n" + "\n".join(
     "  " + text.splitlines()[0] + "\n" + "\n".join(text.splitlines()[1:]) for text in HELP.values()
@@ -50,7 +53,8 @@ HELP_FLAGS = ("-h", "--help")
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    _quiet_environment()
+    if argv[:2] != ["data", "pull"]:  # pull is the one command that goes to the hub
+        _quiet_environment()
     if not argv or argv[0] in (*HELP_FLAGS, "help"):
         console.print(USAGE, markup=False, highlight=False)
         return 0 if argv else 2
@@ -61,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         "report": cmd_report,
         "serve": cmd_serve,
         "run-all": cmd_run_all,
+        "data": cmd_data,
     }
     if command not in handlers:
         err.print(f"[red]unknown command '{clip(command)}'[/red]\n{USAGE}", markup=True)
@@ -91,6 +96,16 @@ def _quiet_environment() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+def cmd_data(args: list[str]) -> int:
+    from harness.data_command import run_data_command
+    from harness.discovery import discover_tasks
+
+    try:
+        return run_data_command(args, sorted(discover_tasks().tasks), console)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 # ------------------------------------------------------------------------------------- eval
