@@ -43,3 +43,26 @@ def test_a_lazy_task_imports_its_module_when_built_and_records_the_real_defaults
     assert log.eval.task_registry_name == "lazy_arith_probe"
     # Defaults come from the real function (imported), not from reading its source.
     assert log.eval.task_args == {"n": 2, "delay_s": 0.0}
+
+
+HEAVY = ("torch", "transformers", "pyod", "vllm", "sklearn", "scipy", "pandas", "datasets", "PIL")
+
+_IMPORTS = """
+import sys, inspect_ai
+before = set(sys.modules)
+import harness._inspect_entry
+print(" ".join(sorted({m.split(".")[0] for m in set(sys.modules) - before})))
+"""
+
+
+def test_the_entry_point_imports_no_heavy_library():
+    """inspect loads the entry point for every command (`inspect view` too): it must stay light,
+    the tasks' heavy libraries imported only when a task is built (issue 13: it took 6.2 s when
+    it imported every task, and torch, transformers and PyOD with them)."""
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-c", _IMPORTS], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert "harness" in out  # the probe saw the import
+    assert not [m for m in HEAVY if m in out], out
