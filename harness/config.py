@@ -187,7 +187,14 @@ def _convert(raw: str, annotation: Any) -> Any:
         for option in args:
             if str(option) == raw:
                 return option
-        raise ValueError(f"one of {', '.join(map(str, args))}")
+        # A choice given in another case is that choice (`knn` for `KNN`) when it is unique.
+        folded = [option for option in args if str(option).lower() == raw.lower()]
+        if len(folded) == 1:
+            return folded[0]
+        names = {str(a).lower(): str(a) for a in args}
+        close = difflib.get_close_matches(raw.lower(), list(names), n=1, cutoff=0.5)
+        hint = f"; did you mean '{names[close[0]]}'?" if close else ""
+        raise ValueError(f"one of {', '.join(map(str, args))}{hint}")
     if origin in (list, tuple, typing.Sequence, __import__("collections.abc").abc.Sequence):
         item = args[0] if args else Any
         parts = [p for p in raw.split(",") if p.strip()] if raw else []
