@@ -382,8 +382,9 @@ def main() -> None:
             max_model_len=2048,
             dtype=dtype,
             enforce_eager=eager,
-            # Compiling builds C++ kernels on these cores: minutes on a loaded 2-core machine.
-            startup_timeout_s=420 if eager else 1800,
+            # Compiling builds C++ kernels on these cores, and even an eager start took over 7
+            # minutes on this 2-core machine at load 40: minutes, either way.
+            startup_timeout_s=1800,
         ) as server:
             startup = time.monotonic() - started
             settings[mode] = {"startup_s": round(startup), **server.settings.get("vllm_cpu", {})}

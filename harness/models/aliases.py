@@ -94,11 +94,13 @@ class ModelServers:
     (`serving_metadata`).
     """
 
-    def __init__(self, startup_timeout_s: float = 420.0) -> None:
+    def __init__(self, startup_timeout_s: float | None = None) -> None:
         self._stack = ExitStack()
         self._servers: dict[tuple[str, str], Any] = {}
         self._serving: dict[str, dict[str, Any]] = {}
-        self.startup_timeout_s = startup_timeout_s
+        from harness.models.vllm_server import DEFAULT_STARTUP_TIMEOUT_S
+
+        self.startup_timeout_s = startup_timeout_s or DEFAULT_STARTUP_TIMEOUT_S
 
     def prepare(self, resolved: ResolvedModel) -> ResolvedModel:
         from harness.models.hardware import choose_dtype, choose_torch_threads
