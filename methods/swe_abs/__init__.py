@@ -37,6 +37,7 @@ from methods.swe_abs.pipeline import (
     TextGen,
 )
 from methods.swe_abs.prompts import (
+    JUDGE_FORMAT,
     extract_diff,
     extract_python,
     parse_judge,
@@ -92,6 +93,7 @@ __all__ = [
     "make_patch",
     "must_cover",
     "ordinal_ranks",
+    "JUDGE_FORMAT",
     "parse_judge",
     "parse_patch",
     "replace_functions",

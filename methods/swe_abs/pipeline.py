@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from methods.common import AnswerFormat, takes_answer_format
 from methods.swe_abs import prompts
 from methods.swe_abs.diff import check_patch, make_patch, parse_patch
 from methods.swe_abs.grading import abs_failures, flaky_tests, swebench_grade
@@ -514,8 +515,20 @@ class Strengthener:
         return test
 
     # -- model stages ------------------------------------------------------------------
-    async def _ask(self, role: str, gen: TextGen, system: str, prompt: str, phase: str) -> str:
-        reply = await gen(system, prompt)
+    async def _ask(
+        self,
+        role: str,
+        gen: TextGen,
+        system: str,
+        prompt: str,
+        phase: str,
+        answer_format: AnswerFormat | None = None,
+    ) -> str:
+        # A generator that takes the format decodes under it when the run is constrained.
+        if answer_format is not None and takes_answer_format(gen):
+            reply = await gen(system, prompt, answer_format=answer_format)  # type: ignore[call-arg]
+        else:
+            reply = await gen(system, prompt)
         self.budget.event(self.out, role, phase, True, reply[:120])
         return reply
 
@@ -664,6 +677,7 @@ class Strengthener:
                         prompts.JUDGE_SYSTEM,
                         prompts.judge_prompt(self.inst.problem_statement, self.inst.patch, patch),
                         "equivalence",
+                        prompts.JUDGE_FORMAT,
                     )
                     v = prompts.parse_judge(jr)
                     if not v.parsed:

@@ -8,6 +8,8 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from methods.common import AnswerFormat
+
 _BLOCK = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
 
@@ -224,6 +226,12 @@ class JudgeVerdict:
 
 
 _YES_NO = r"\**\s*:?\s*\**\s*(yes|no)\b"
+
+# The judge's reply for constrained decoding (declared beside ``parse_judge``, which reads every
+# reply in it): exactly the two lines the system prompt asks for.
+JUDGE_FORMAT = AnswerFormat(
+    "swe_abs_judge", regex=r"Relevance: (Yes|No)\nMutation Validity: (Yes|No)"
+)
 
 
 def parse_judge(text: str) -> JudgeVerdict:
