@@ -8,9 +8,11 @@ from methods.omniverifier._classical import (
     describe_detections,
 )
 from methods.omniverifier._parse import (
+    YES_NO_FORMAT,
     VerifierOutput,
     format_verifier_output,
     parse_verifier_output,
+    verifier_reply_format,
 )
 from methods.omniverifier._rewards import (
     META_IOU_THRESHOLD,
@@ -61,6 +63,8 @@ from methods.omniverifier._tts import (
 )
 
 __all__ = [
+    "YES_NO_FORMAT",
+    "verifier_reply_format",
     "COLOURS",
     "MAX_ROUNDS",
     "META_IOU_THRESHOLD",

@@ -33,10 +33,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from methods.common import AnswerFormat
 from methods.omniverifier._scene import EditAction
 from scorers.boxes import BoxFormat, clip_box, to_pixels, validate_box
 
-__all__ = ["VerifierOutput", "format_verifier_output", "parse_verifier_output"]
+__all__ = [
+    "VerifierOutput",
+    "format_verifier_output",
+    "parse_verifier_output",
+    "verifier_reply_format",
+]
 
 Box = tuple[float, float, float, float]
 
@@ -261,3 +267,50 @@ def format_verifier_output(
     if explanation:
         obj["explanation"] = explanation
     return f"<think>{think}</think>\n{json.dumps(obj)}"
+
+
+# --- the reply format, for constrained decoding -----------------------------------------------
+
+# `<think></think>\n` and the longest fixed JSON of a "no" verdict (four 4-digit numbers, "Modify").
+_FIXED_CHARS = 16 + len(
+    '{"answer": false, "boxes": [[0000, 0000, 0000, 0000]], "action": {"type": "Modify", "text": ""}}'
+)
+_THINK_TEXT = "[ -;=-~]"  # printable ASCII without "<": the think block cannot close early
+_JSON_TEXT = "[ !#-\\[\\]-~]"  # printable ASCII without quote or backslash
+
+
+def verifier_reply_format(
+    rationale: str = "bbox", box_format: BoxFormat = "pixels", max_tokens: int = 512
+) -> AnswerFormat:
+    """The M1 reply as a regex ``AnswerFormat`` (decoded under it with ``constrained=on``):
+    ``<think>…</think>``, a newline, then ``{"answer": true}`` or ``{"answer": false,
+    "boxes": [[x1, y1, x2, y2]] | "point": [x, y], "action": {"type": Add|Delete|Modify,
+    "text": …}}`` — every reply in it parses with ``format_ok`` (a box off the image or degenerate
+    is skill, not format). Free text is printable ASCII sized so that even one token per
+    character ends within ``max_tokens`` (two thirds for the think block, a third for the
+    action's text)."""
+    free = max_tokens - _FIXED_CHARS - 2
+    if free < 2:
+        raise ValueError(
+            f"verifier reply format: max_tokens={max_tokens} leaves no room for the think block "
+            f"and the action text (needs > {_FIXED_CHARS + 3})"
+        )
+    think, text = free - free // 3, free // 3
+    num = "(0|1|0\\.[0-9]{1,3})" if box_format == "0-1" else "(0|[1-9][0-9]{0,3})"
+    where = (
+        f'"boxes": \\[\\[{num}, {num}, {num}, {num}\\]\\]'
+        if rationale == "bbox"
+        else f'"point": \\[{num}, {num}\\]'
+    )
+    no = (
+        f'\\{{"answer": false, {where}, "action": \\{{"type": "(Add|Delete|Modify)", '
+        f'"text": "{_JSON_TEXT}{{0,{text}}}"\\}}\\}}'
+    )
+    return AnswerFormat(
+        f"omniverifier_m1_{rationale}",
+        regex=f'<think>{_THINK_TEXT}{{0,{think}}}</think>\\n(\\{{"answer": true\\}}|{no})',
+    )
+
+
+# reply_format=yes_no: one word (the first "yes"/"no" word is the judgment).
+YES_NO_FORMAT = AnswerFormat("omniverifier_yes_no", choice=("yes", "no"))

@@ -24,7 +24,10 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from harness.constrained import AnswerFormat as DecodingFormat
+from harness.constrained import constrained_enabled
 from methods.omniverifier import (
+    YES_NO_FORMAT,
     AlwaysTrueVerifier,
     Candidate,
     ClassicalVerifier,
@@ -38,6 +41,7 @@ from methods.omniverifier import (
     m1_tts,
     parse_verifier_output,
     spec_from_dict,
+    verifier_reply_format,
 )
 from scorers.boxes import BoxFormat
 from tasks.omniverifier.dataset import png_data_uri, rendered_pixels
@@ -178,7 +182,19 @@ def verify_image(
     max_tokens: int = 512,
     reply_format: ReplyFormat = "m1",
 ) -> Solver:
-    """One verdict per sample, left in ``state.output`` in the reply format."""
+    """One verdict per sample, left in ``state.output`` in the reply format (with
+    ``constrained=on``, decoded under it: ``verifier_reply_format`` / ``YES_NO_FORMAT``, checked
+    here at task load)."""
+    constraint: dict[str, Any] = {}
+    if verifier == "model" and constrained_enabled():
+        fmt = (
+            YES_NO_FORMAT
+            if reply_format == "yes_no"
+            else verifier_reply_format(rationale, box_format, max_tokens)
+        )
+        constraint = DecodingFormat(
+            regex=fmt.regex, choices=fmt.choice, name=fmt.name
+        ).generate_args()
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         claim = state.input_text
@@ -186,7 +202,7 @@ def verify_image(
             state.messages = [
                 _user_message(state, claim, rationale, box_format, observation, reply_format)
             ]
-            return await generate(state, max_tokens=max_tokens)
+            return await generate(state, max_tokens=max_tokens, **constraint)
         if verifier == "oracle":
             raise ValueError(
                 "verifier=oracle is for mode=tts only (in verify it would read the answer)"
