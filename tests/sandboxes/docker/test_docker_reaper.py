@@ -43,7 +43,7 @@ def test_sigkilled_harness_containers_reaped(docker_ok: None) -> None:
         assert container_id, "the child harness did not start a container"
         [found] = _containers(container_id)
         assert owner_alive(found["Labels"]) is True
-        assert reap_stale_containers("sandbox") >= 0  # its owner lives: left alone
+        reap_stale_containers("sandbox")  # its owner lives: left alone
         assert _containers(container_id), "a live harness's container was reaped"
     finally:
         os.kill(child.pid, signal.SIGKILL)
