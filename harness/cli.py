@@ -24,11 +24,12 @@ HELP = {
              [log_dir=DIR] [sandbox=bwrap|docker|k8s|local] [max_connections=N] [max_samples=N]
              [max_tokens=N] [temperature=T] [retry_attempts=N] [fail_on_error=X]
              [display=rich|plain|log|none] [constrained=on|off] [<task_param>=<value> ...]
-             [model=m1,m2] [grid.<key>=v1,v2 ...] [executor=local|ray] [ray_address=ADDR]
+             [model=m1,m2] [grid.<key>=v1,v2 ...] [executor=local|ray] [ray_address=ADDR] [--wide]
   Evaluate tasks (resumable: re-running the same command in the same log_dir reuses finished
   samples). `harness list` shows each task's parameters and the model roles it uses.
   A grid (task x model x grid.<key> values) runs one eval-set per cell into log_dir, in turn
-  (executor=local) or as Ray tasks (executor=ray; docs/SCALING.md).""",
+  (executor=local) or as Ray tasks (executor=ray; docs/SCALING.md). The run ends with one line
+  per task (headline metric, samples, status, log id); --wide shows every metric.""",
     "list": """harness list
   The tasks with their parameters (type = default), the model specs and the sandboxes.""",
     "report": """harness report [log_dir] [out=DIR] [baseline=<model>]
@@ -39,7 +40,7 @@ HELP = {
   An OpenAI-compatible vLLM server on a model (default: the embedded model); backend=docker runs
   it in a container (docs/SCALING.md).""",
     "run-all": """harness run-all [log_dir=DIR] [out=DIR] [backend=vllm|transformers] [tasks=a,b]
-              [constrained=on|off]
+              [constrained=on|off] [--wide]
   The `make run` job: every task with its RUN_ALL_ARGS on the embedded model, then the report.""",
     "data": """harness data list [task ...] | harness data pull <task>
   Each task's data: where it is found (with its content hash) or the command that fetches it;
@@ -114,10 +115,11 @@ def cmd_eval(args: list[str]) -> int:
     from harness.eval import run_eval
     from harness.executors import is_grid_request, run_grid
 
+    args, wide = _take_flag(args, "--wide")
     if is_grid_request(args):  # model=m1,m2, grid.<key>=..., executor=local|ray
         started = time.monotonic()
         outcome = run_grid(args, console)
-        _print_summary(outcome, time.monotonic() - started)
+        _print_summary(outcome, time.monotonic() - started, wide)
         return 0 if outcome.success and all(s.status == "success" for s in outcome.summaries) else 1
     # Only the chosen tasks are imported (when build_eval_config reads their parameters).
     registry = discover_tasks()
@@ -127,34 +129,20 @@ def cmd_eval(args: list[str]) -> int:
     _warn_task_errors({n: why for n, why in registry.errors.items() if n in config.task})
     started = time.monotonic()
     outcome = run_eval(config, selected, task_args)
-    _print_summary(outcome, time.monotonic() - started)
+    _print_summary(outcome, time.monotonic() - started, wide)
     return 0 if outcome.success and all(s.status == "success" for s in outcome.summaries) else 1
 
 
-def _print_summary(outcome: Any, elapsed: float) -> None:
-    table = Table(title=f"harness eval — {elapsed:.0f} s — logs in {outcome.log_dir}")
-    for column in ("task", "model", "status", "samples", "headline metrics", "log"):
-        table.add_column(column, overflow="fold")
-    for s in outcome.summaries:
-        shown = [(k, v) for k, v in s.metrics.items() if not _is_auxiliary(k)][:5]
-        metrics = ", ".join(f"{k}={_fmt(v)}" for k, v in shown) or "—"
-        status = s.status if s.status == "success" else f"[red]{s.status}[/red]"
-        if s.error:
-            metrics = f"{metrics}\n[red]{s.error}[/red]"
-        table.add_row(s.task, s.model, status, s.samples, metrics, Path(s.log).name)
-    console.print(table)
+def _print_summary(outcome: Any, elapsed: float, wide: bool = False) -> None:
+    """One line per task in 80 columns (harness.summary); `--wide`: every metric."""
+    from harness.summary import print_summary
+
+    print_summary(console, outcome, elapsed, wide=wide)
 
 
-_AUXILIARY = ("stderr", "wilson", "_low", "_high", "/n_", "boot", "ci_")
-
-
-def _is_auxiliary(metric: str) -> bool:
-    """Interval bounds and counts: in the log and the report, too much for a summary line."""
-    return any(marker in metric for marker in _AUXILIARY)
-
-
-def _fmt(value: Any) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
+def _take_flag(args: list[str], flag: str) -> tuple[list[str], bool]:
+    """`args` without `flag`, and whether it was there."""
+    return [a for a in args if a != flag], flag in args
 
 
 def _warn_task_errors(errors: dict[str, str]) -> None:
@@ -325,6 +313,7 @@ def cmd_run_all(args: list[str]) -> int:
     from harness.discovery import TaskRegistry, discover_tasks
     from harness.eval import run_eval
 
+    args, wide = _take_flag(args, "--wide")
     options = dict(parse_overrides(args))
     known = {"log_dir", "out", "backend", "tasks", "constrained"}
     for key in options:
@@ -383,6 +372,7 @@ def cmd_run_all(args: list[str]) -> int:
     _print_summary(
         EvalOutcome(all(o.success for o in outcomes), summaries, str(Path(log_dir).resolve())),
         time.monotonic() - started,
+        wide,
     )
     _print_task_times(task_seconds, serving)
     from reports import build_report
