@@ -45,10 +45,14 @@ class GridCell:
     args: tuple[str, ...]
 
     @property
-    def label(self) -> str:
+    def task_name(self) -> str:
+        """The task's name (a file task `path/file.py@fn` is `fn`)."""
         file, _, function = self.task.partition("@")
-        task = (function or Path(file).stem) if ".py" in file else self.task
-        return " ".join([task, self.model, *(f"{k}={v}" for k, v in self.swept)])
+        return (function or Path(file).stem) if ".py" in file else self.task
+
+    @property
+    def label(self) -> str:
+        return " ".join([self.task_name, self.model, *(f"{k}={v}" for k, v in self.swept)])
 
 
 @dataclass

@@ -31,6 +31,8 @@ FORWARDED_ENV = (
 # Ray's retries of a cell whose worker or node died (a cell that raises is not retried: it is
 # an infrastructure error reported as the cell's result, and a re-run resumes it).
 CELL_MAX_RETRIES = 2
+# How often the driver, waiting for cells, checks that some node is still alive.
+NODE_CHECK_S = 30.0
 
 
 def run_cell_on_worker(args: tuple[str, ...]) -> CellResult:
@@ -81,7 +83,12 @@ def run_ray(plan: GridPlan, console: Console) -> list[CellResult]:
         with Progress(*columns, console=console, transient=False) as progress:
             bar = progress.add_task("", total=len(plan.cells))
             while pending:
-                done, _ = ray.wait(list(pending), num_returns=1)
+                done, _ = ray.wait(list(pending), num_returns=1, timeout=NODE_CHECK_S)
+                if not done and not any(n.get("Alive") for n in ray.nodes()):
+                    raise RuntimeError(
+                        f"no Ray node is alive ({len(pending)} cells unfinished); "
+                        "restart the cluster and re-run the same command to resume"
+                    )
                 for ref in done:
                     cell = pending.pop(ref)
                     results[cell] = _collect(ray, ref, cell)

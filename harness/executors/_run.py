@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.console import Console
 
 from harness.discovery import discover_tasks
 from harness.eval import EvalOutcome, TaskSummary
 from harness.executors._cell import CellResult
-from harness.executors._grid import GridPlan, plan_grid
+from harness.executors._grid import GridCell, GridPlan, plan_grid
 
 
 def run_grid(args: list[str], console: Console) -> EvalOutcome:
@@ -16,10 +18,12 @@ def run_grid(args: list[str], console: Console) -> EvalOutcome:
     plan = plan_grid(args, registry.tasks, all_tasks=sorted(registry.tasks))
     results = _execute(plan, console)
     summaries = []
-    for result in results:
-        summaries.extend(result.summaries)
+    for cell, result in zip(plan.cells, results, strict=True):
+        # The swept values beside the task name: the cells of a grid differ only in them.
+        swept = "".join(f" {k}={v}" for k, v in cell.swept)
         if not result.summaries:  # the cell never produced a log: its error is the summary
-            summaries.append(_failed_summary(result))
+            summaries.append(_failed_summary(cell, result, swept))
+        summaries.extend(replace(s, task=f"{s.task}{swept}") for s in result.summaries)
     return EvalOutcome(
         success=all(r.success for r in results), summaries=summaries, log_dir=plan.log_dir
     )
@@ -35,11 +39,10 @@ def _execute(plan: GridPlan, console: Console) -> list[CellResult]:
     return run_local(plan, console)
 
 
-def _failed_summary(result: CellResult) -> TaskSummary:
-    values = dict(arg.split("=", 1) for arg in result.args)
+def _failed_summary(cell: GridCell, result: CellResult, swept: str) -> TaskSummary:
     return TaskSummary(
-        task=values.get("task", "?"),
-        model=values.get("model", "?"),
+        task=f"{cell.task_name}{swept}",
+        model=cell.model,
         status="error",
         samples="—",
         metrics={},

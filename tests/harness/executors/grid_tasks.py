@@ -11,6 +11,8 @@ from inspect_ai.solver import generate
 @task
 def sized(n: int = 2) -> Task:
     """n arithmetic questions."""
+    if n < 0:
+        raise ValueError(f"sized: n={n} must not be negative")
     samples = [Sample(input=f"What is {i} + 1?", target=str(i + 1)) for i in range(n)]
     return Task(dataset=MemoryDataset(samples), solver=generate(), scorer=includes())
 

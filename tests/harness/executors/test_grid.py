@@ -106,3 +106,28 @@ def test_bad_grid_is_refused_naming_the_option(tasks, tmp_path, args, message):
     with pytest.raises(ConfigError) as caught:
         _plan(sized, "model=scripted/a", *args, log_dir=tmp_path)
     assert message in str(caught.value)
+
+
+def test_local_grid_runs_every_cell_and_a_failing_cell_does_not_stop_the_others(tmp_path, capsys):
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    from harness.cli import main
+
+    code = main(
+        [
+            "eval",
+            f"task={TASKS_FILE}@sized",
+            "model=scripted/a",
+            "model_arg.reply=x",
+            "grid.n=-1,1,2",
+            f"log_dir={tmp_path}",
+            "display=none",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "ValueError: sized: n=-1 must not be negative" in out
+    logs = [read_eval_log(i.name) for i in list_eval_logs(str(tmp_path))]
+    assert sorted(log.eval.task_args["n"] for log in logs) == [1, 2]
+    assert all(log.status == "success" for log in logs)
+    assert "sized n=2" in out  # the summary names each cell by its swept values

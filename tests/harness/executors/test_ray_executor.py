@@ -20,12 +20,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 
 from harness.cli import main
 from tests.conftest import REPO_ROOT
-from tests.harness.executors.ray_cluster import (
-    RayCluster,
-    add_worker_node,
-    start_cluster,
-    wait_started,
-)
+from tests.harness.executors.ray_cluster import RayCluster, start_two_node_cluster
 
 pytest.importorskip("ray")
 
@@ -83,19 +78,8 @@ def _scores(log_dir: Path) -> dict[tuple[str, str], tuple[str, dict, list]]:
 
 
 @pytest.fixture(scope="module")
-def ray_cluster():
-    """Head and worker node, started while the sequential reference runs."""
-    cluster = start_cluster(_env(Path("/dev/null")))
-    add_worker_node(cluster)  # it waits for the head's GCS
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
-
-
-@pytest.fixture(scope="module")
-def sequential(ray_cluster, tmp_path_factory):
-    """The grid run in turn in this process (executor=local), while the cluster starts."""
+def sequential(tmp_path_factory):
+    """The grid run in turn in this process (executor=local): the reference scores."""
     log_dir = tmp_path_factory.mktemp("sequential") / "logs"
     assert main(["eval", *_grid_args(log_dir, "executor=local")]) == 0
     scores = _scores(log_dir)
@@ -103,9 +87,17 @@ def sequential(ray_cluster, tmp_path_factory):
     assert all(status == "success" for status, _, _ in scores.values())
     # The sizes give different accuracies, so equal scores below mean the same cells ran.
     assert len({json.dumps(m) for _, m, _ in scores.values()}) >= 4
-    for node in ray_cluster.nodes.values():
-        wait_started(node)
     return scores
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(sequential):
+    """Head and worker node (started after the reference run: two cores do not stretch further)."""
+    cluster = start_two_node_cluster(_env(Path("/dev/null")))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 def test_ray_grid_scores_equal_sequential_and_report_reads_merged_dir(
@@ -169,7 +161,6 @@ def test_ray_worker_node_killed_mid_run_then_rerun_completes_same_scores(
         timeout=600,
     )
     assert rerun.returncode == 0, first_out[-2000:] + rerun.stdout[-3000:] + rerun.stderr[-2000:]
-    assert "on 1 node(s)" in rerun.stdout  # the worker node is gone for good
     # The same scores; each cell's log holds every sample once (`_scores` refuses duplicates).
     final = {k: v for k, v in _scores(log_dir).items()}
     assert final == {
