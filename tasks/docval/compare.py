@@ -4,11 +4,14 @@ degradation level, and paired differences between two runs on the same questions
     python -m tasks.docval.compare summary LOG [LOG ...] [--by field|degradation|layout]
     python -m tasks.docval.compare paired LOG_A LOG_B [--value anls] [--field total]
     python -m tasks.docval.compare feedback LOG [--examples 5]
+    python -m tasks.docval.compare formats LOG [LOG ...]
 
 ``paired`` matches samples by id, keeps those both runs scored (optionally one field), and
 prints mean(A) − mean(B) with its 95 % paired-bootstrap interval (2000 resamples, seed 0).
 ``feedback`` counts VAL's verifier errors by kind and severity over a run's predictions (with
-the pass rate per field) and prints a few of its priority-ordered fixes.
+the pass rate per field) and prints a few of its priority-ordered fixes. ``formats`` separates
+format from skill for model runs: replies ok / truncated / format failures, the most common
+failure reasons, and ANLS and mAP over all questions and over the well-formed replies only.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from inspect_ai.log import read_eval_log
 
 from scorers.stats import bootstrap_mean_ci, paired_bootstrap_diff
 
-__all__ = ["feedback", "load_values", "main", "paired", "summary"]
+__all__ = ["feedback", "formats", "load_values", "main", "paired", "summary"]
 
 VALUES = ("anls", "map", "acc50", "validator_pass", "format_ok")
 
@@ -52,6 +55,8 @@ def load_values(path: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         row["degradation"] = s.metadata.get("degradation", args.get("degradation"))
         row["layout"] = s.metadata.get("layout")
         row["failure"] = bool((score.metadata or {}).get("failure"))
+        row["failure_reason"] = (score.metadata or {}).get("failure")
+        row["reply_status"] = (score.metadata or {}).get("reply_status")
         rows[str(s.id)] = row
     return info, rows
 
@@ -162,6 +167,50 @@ def feedback(path: str, examples: int = 5) -> str:
     return "\n".join([*lines, "", *shown])
 
 
+def _reason_kind(reason: str) -> str:
+    """A failure reason without its sample-specific values (``bbox: ... outside`` → one kind)."""
+    first = reason.split(";")[0].strip()
+    return first.split(":")[0] if first.startswith(("bbox", "unparseable")) else first[:60]
+
+
+def formats(paths: list[str]) -> str:
+    """Format apart from skill: reply status counts, failure kinds, scores over well-formed."""
+    lines = [
+        "| run | n | well-formed | ok | truncated | format failure | ANLS (all) | ANLS (well-formed) "
+        "| mAP (well-formed) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    reasons_out = []
+    for path in paths:
+        info, rows = load_values(path)
+        items = list(rows.values())
+        status: dict[str, int] = defaultdict(int)
+        reasons: dict[str, int] = defaultdict(int)
+        for r in items:
+            status[str(r.get("reply_status"))] += 1
+            if r.get("failure_reason"):
+                reasons[_reason_kind(str(r["failure_reason"]))] += 1
+        good = [r for r in items if r.get("format_ok") == 1.0]
+        cells = [
+            _fmt(bootstrap_mean_ci([r["format_ok"] for r in items])),
+            str(status.get("ok", 0)),
+            str(status.get("truncated", 0)),
+            str(status.get("format_failure", 0)),
+            _fmt(bootstrap_mean_ci([r["anls"] for r in items])),
+            f"{_fmt(bootstrap_mean_ci([r['anls'] for r in good]))} (n={len(good)})"
+            if good
+            else "—",
+            _fmt(bootstrap_mean_ci([r["map"] for r in good if not math.isnan(r["map"])]))
+            if good
+            else "—",
+        ]
+        name = f"{info['method']}/{info.get('ocr_engine')} {info['model']} ({path})"
+        lines.append(f"| {name} | {len(items)} | " + " | ".join(cells) + " |")
+        top = sorted(reasons.items(), key=lambda kv: -kv[1])[:4]
+        reasons_out.append(f"- {name}: " + "; ".join(f"{k} ({c})" for k, c in top))
+    return "\n".join([*lines, "", "Most common failure reasons:", *reasons_out])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tasks.docval.compare", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -176,9 +225,13 @@ def main(argv: list[str] | None = None) -> int:
     f = sub.add_parser("feedback")
     f.add_argument("log")
     f.add_argument("--examples", type=int, default=5)
+    fm = sub.add_parser("formats")
+    fm.add_argument("logs", nargs="+")
     args = parser.parse_args(argv)
     if args.cmd == "summary":
         print(summary(args.logs, args.by))
+    elif args.cmd == "formats":
+        print(formats(args.logs))
     elif args.cmd == "paired":
         print(paired(args.a, args.b, args.value, args.field))
     else:

@@ -90,6 +90,12 @@ def test_malformed_reply_is_a_scored_miss_with_reason(tmp_path):
         # told apart from a reply cut by the token limit (the scripted model stops normally)
         assert score.metadata["reply_status"] == "format_failure"
         assert score.metadata["constrained"] is False
+    from tasks.docval.compare import formats
+
+    table = formats([log.location])
+    # 4 questions, none well-formed, 0 ok / 0 truncated / 4 format failures
+    assert "| 4 | 0.0 [0.0, 0.0] | 0 | 0 | 4 | 0.0 [0.0, 0.0] | — | — |" in table, table
+    assert "unparseable (4)" in table
     log = _run(
         tmp_path, get_model("scripted/d-3", reply='{"answer": "x", "bbox": [5000, 1, 5100, 9]}')
     )
@@ -267,7 +273,7 @@ def test_embedded_model_constrained_replies_parse(tmp_path, embedded_dir, monkey
     from harness.constrained import CONSTRAINED_ENV
 
     monkeypatch.setenv(CONSTRAINED_ENV, "on")
-    args = dict(RUN_ALL_ARGS, n_docs=1, max_new_tokens=80)
+    args = dict(RUN_ALL_ARGS, n_docs=1, max_new_tokens=96)
     log = eval(docval(**args), model="harness/default", display="none", log_dir=str(tmp_path))[0]
     assert log.status == "success", log.error
     for s in log.samples:
