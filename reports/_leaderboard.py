@@ -62,6 +62,9 @@ class Row:
     scored: int = 0
     model_failures: int = 0
     infra_errors: int = 0
+    # scored samples whose reply did not parse (a subset of model_failures; see _count_outcomes)
+    format_failures: int = 0
+    truncated: int = 0  # scored samples whose reply was cut by the token limit
     # metric id -> (fpr, tpr) for ROC plots
     roc: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     # metric id -> per-sample values by sample key (for paired tests and plots)
@@ -279,6 +282,26 @@ def _count_outcomes(row: Row, samples: list[SampleRow], schema: LeaderboardSchem
             row.scored += 1
         if failed:
             row.model_failures += 1
+        status = _reply_status(scores)
+        if status == "truncated" or (status is None and s.limit is not None):
+            row.truncated += 1
+        elif scores and (
+            status == "format_failure"
+            or (status is None and failed and s.limit is None)
+            or any(sc["metadata"].get("format_failure") for sc in scores.values())
+        ):
+            row.format_failures += 1
+
+
+def _reply_status(scores: dict[str, dict[str, Any]]) -> str | None:
+    """The worst ``reply_status`` a scorer recorded (``harness.constrained``'s convention:
+    ``ok`` / ``truncated`` / ``format_failure``), None when no scorer records one."""
+    found = [sc["metadata"].get("reply_status") for sc in scores.values()]
+    found = [f for f in found if isinstance(f, str)]
+    for status in ("format_failure", "truncated", "ok"):
+        if status in found:
+            return status
+    return None
 
 
 def build_leaderboard(
@@ -346,7 +369,7 @@ def build_leaderboard(
             for part, part_samples, is_slice, run_parts in _row_parts(samples, schema, scorer):
                 row = Row(
                     run=run,
-                    model=run.model,
+                    model=run.model_label,
                     method=row_method or "",
                     settings=settings,
                     scorer=scorer,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -42,8 +43,65 @@ PAIRED_RULE = (
 )
 
 
+#: Metric columns a leaderboard shows before its "more" toggle (the schema's first ones, the
+#: headline always among them); the other metrics sit behind the toggle.
+MAIN_COLUMNS = 6
+
+
 def _sort_value(v: float | None) -> str:
     return repr(float(v)) if finite(v) else ""
+
+
+def public_path(path: str | Path | None) -> str:
+    """A file the report names, without the building machine's directories.
+
+    Schemas and paper numbers live in ``tasks/<task>/``: named from ``tasks/`` on. Anything else
+    is named by its last folder and file (the report is read on other machines).
+    """
+    if not path:
+        return ""
+    parts = Path(str(path)).parts
+    if "tasks" in parts:
+        i = len(parts) - 1 - parts[::-1].index("tasks")
+        return "/".join(parts[i:])
+    return "/".join(parts[-2:]) if Path(str(path)).is_absolute() else str(path)
+
+
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])/[^\s:;,'\"<>()\[\]]+")
+
+
+def public_text(text: str) -> str:
+    """``text`` with every absolute path in it shortened as :func:`public_path` does."""
+    return _ABSOLUTE_PATH.sub(lambda m: public_path(m.group()), str(text))
+
+
+def public_dir(path: Path) -> str:
+    """The log directory as the page shows it: relative to the working directory when inside
+    it, else its name (an absolute path would name the machine that built the report)."""
+    if not path.is_absolute():
+        return str(path)
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve())) or "."
+    except ValueError:
+        return path.name
+
+
+def more_columns(lb: Leaderboard) -> list[bool]:
+    """Per metric: True when it goes behind the "more" toggle."""
+    shown = [m for m in lb.metrics if m.from_schema] or list(lb.metrics)[:4]
+    head = lb.headline
+    main = shown[:MAIN_COLUMNS]
+    if head is not None and head not in main:
+        main = [head, *main[: MAIN_COLUMNS - 1]]
+    return [m not in main for m in lb.metrics]
+
+
+def format_failure_text(row: Row) -> tuple[str, str]:
+    """("k/n (p%)", sort key): scored samples whose reply did not parse."""
+    if row.scored == 0:
+        return DASH, ""
+    share = row.format_failures / row.scored
+    return f"{row.format_failures}/{row.scored} ({100 * share:.0f}%)", repr(share)
 
 
 def _row_view(lb: Leaderboard, row: Row, notes: dict[str, int]) -> dict[str, Any]:
@@ -72,6 +130,9 @@ def _row_view(lb: Leaderboard, row: Row, notes: dict[str, int]) -> dict[str, Any
         "scored": row.scored,
         "model_failures": row.model_failures,
         "infra_errors": row.infra_errors,
+        "format_failures": format_failure_text(row)[0],
+        "format_sort": format_failure_text(row)[1],
+        "truncated": row.truncated,
         "delta": "",
         "delta_p": "",
         "delta_sort": "",
@@ -140,7 +201,7 @@ def board_view(lb: Leaderboard, plots: list[Plot]) -> dict[str, Any]:
         ref_view = {
             "paper": lb.reference.paper,
             "source": lb.reference.source,
-            "path": lb.reference.path,
+            "path": public_path(lb.reference.path),
             "rows": ref_rows,
         }
     footnotes = [f"[{i}] {text}" for text, i in sorted(notes.items(), key=lambda kv: kv[1])]
@@ -148,13 +209,17 @@ def board_view(lb: Leaderboard, plots: list[Plot]) -> dict[str, Any]:
     ref_notes = lb.reference.notes if lb.reference is not None else []
     # Method notes: how each metric is defined where the schema says (e.g. FPR@95's convention).
     metric_notes = [f"{m.display}: {m.description}" for m in lb.metrics if m.description]
+    more = more_columns(lb)
     return {
         "task": lb.task,
         "title": lb.schema.title,
         "description": lb.schema.description,
-        "schema_source": lb.schema.source,
+        "schema_source": public_path(lb.schema.source),
         "baseline": lb.baseline,
         "metrics": lb.metrics,
+        "more": more,
+        "n_more": sum(more),
+        "summary": summary_view(lb),
         "setting_names": list(lb.rows[0].settings) if lb.rows else [],
         "part_name": _part_header(lb),
         "rows": rows,
@@ -164,8 +229,76 @@ def board_view(lb: Leaderboard, plots: list[Plot]) -> dict[str, Any]:
         "comparisons": comparisons,
         "reference": ref_view,
         "plots": plots,
-        "notes": metric_notes + footnotes + row_notes + lb.notes + list(ref_notes),
+        "notes": [
+            public_text(n)
+            for n in metric_notes + footnotes + row_notes + lb.notes + list(ref_notes)
+        ],
     }
+
+
+def summary_view(lb: Leaderboard) -> dict[str, Any]:
+    """The task's line in the summary: its headline metric per model and method, the best
+    marked, the paper's number beside each result it matches, format failures per model.
+
+    Where one model and method ran under several settings (rows the task section keeps apart),
+    the summary shows the run with the most scored samples (then the latest), never the best
+    of them, and says how many settings there are.
+    """
+    head = lb.headline
+    rows = [r for r in lb.rows if not r.is_slice]
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for r in rows:
+        groups.setdefault((r.model, r.method), []).append(r)
+    entries: list[dict[str, Any]] = []
+    for (model, method), group in groups.items():
+        r = max(group, key=lambda x: (x.scored, x.run.created, x.run.completed))
+        cell = r.cells.get(head.id) if head is not None else None
+        value = cell.value if cell is not None and cell.present else None
+        ref = reference_for_row(lb, r, head) if head is not None else None
+        entries.append(
+            {
+                "model": model,
+                "label": method or DASH,
+                "value": fmt_value(value, head) if head is not None else DASH,
+                "ci": fmt_interval(cell, head) if cell is not None and head is not None else "",
+                "raw": value,
+                "n": cell.n if cell is not None and cell.n else r.scored,
+                "settings": len(group),
+                "paper": f"{fmt_value(ref.value, head)} ({ref.ref.model})"
+                if ref is not None and head is not None
+                else "",
+                "best": False,
+            }
+        )
+    scored = [e for e in entries if e["raw"] is not None]
+    if head is not None and head.direction != "none" and len(scored) > 1:
+        pick = max if head.direction == "higher" else min
+        best = pick(e["raw"] for e in scored)
+        for e in scored:
+            e["best"] = e["raw"] == best
+    models: dict[str, list[dict[str, Any]]] = {}
+    for e in entries:
+        models.setdefault(e["model"], []).append(e)
+    failures: dict[str, tuple[int, int]] = {}
+    for r in rows:
+        k, n = failures.get(r.model, (0, 0))
+        failures[r.model] = (k + r.format_failures, n + r.scored)
+    return {
+        "metric": head.display if head is not None else DASH,
+        "direction": head.direction if head is not None else "none",
+        "models": [
+            {
+                "model": m,
+                "entries": es,
+                "format_failures": _share(*failures[m]),
+            }
+            for m, es in models.items()
+        ],
+    }
+
+
+def _share(k: int, n: int) -> str:
+    return f"{k}/{n} ({100 * k / n:.0f}%)" if n else DASH
 
 
 def _part_header(lb: Leaderboard) -> str:
@@ -211,15 +344,45 @@ def render_html(
     return template.render(
         title="Leaderboards",
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        log_dir=str(log_dir),
+        log_dir=public_dir(log_dir),
         n_runs=len(runs),
-        skipped=skipped,
+        skipped=[SkippedLog(x.path, x.task, x.model, public_text(x.reason)) for x in skipped],
         baseline=baseline,
         selection_rule=SELECTION_RULE,
         interval_rule=INTERVAL_RULE.format(n_boot=n_boot, seed=seed),
         paired_rule=PAIRED_RULE,
         boards=views,
         runs=[_run_view(r) for r in runs],
+    )
+
+
+def _md_summary(views: list[dict[str, Any]]) -> list[str]:
+    """The summary table: one line per task, the best result in bold."""
+    rows = []
+    for v in views:
+        sv = v["summary"]
+        results = []
+        for m in sv["models"]:
+            items = []
+            for e in m["entries"]:
+                text = f"{e['label']} {e['value']}" + (
+                    f" (1 of {e['settings']} settings)" if e["settings"] > 1 else ""
+                )
+                text = f"**{text}**" if e["best"] else text
+                if e["paper"]:
+                    text += f" (paper {e['paper']})"
+                items.append(text)
+            results.append(f"{m['model']}: " + "; ".join(items))
+        formats = "; ".join(f"{m['model']}: {m['format_failures']}" for m in sv["models"])
+        rows.append([v["task"], sv["metric"], " / ".join(results), formats])
+    if not rows:
+        return []
+    return (
+        ["## Summary", ""]
+        + _md_table(
+            ["Task", "Headline", "Ours (best in bold; paper beside)", "Format failures"], rows
+        )
+        + [""]
     )
 
 
@@ -249,7 +412,7 @@ def render_markdown(
     out = [
         "# Leaderboards",
         "",
-        f"From `{log_dir}` · {len(runs)} run(s) used, {len(skipped)} skipped · "
+        f"From `{public_dir(log_dir)}` · {len(runs)} run(s) used, {len(skipped)} skipped · "
         f"baseline: {baseline or 'none'}",
         "",
         f"- Run selection: {SELECTION_RULE}",
@@ -257,6 +420,7 @@ def render_markdown(
         f"- Paired tests: {PAIRED_RULE}",
         "",
     ]
+    out += _md_summary(views)
     for v in views:
         out += [f"## {v['title']} (`{v['task']}`)", ""]
         if v["description"]:
@@ -269,7 +433,7 @@ def render_markdown(
             header.append(f"Δ {v['headline_display']} vs baseline")
         if v["has_paper"]:
             header.append(f"Paper {v['headline_display']}")
-        header += ["Samples", "Scored", "Model failures", "Infra errors"]
+        header += ["Samples", "Scored", "Model failures", "Format failures", "Infra errors"]
         rows = []
         for r in v["rows"]:
             cells = [
@@ -285,7 +449,13 @@ def render_markdown(
                 row.append(r["delta"] + (f" p={r['delta_p']}" if r["delta_p"] else ""))
             if v["has_paper"]:
                 row.append(r["paper"])
-            row += [r["samples"], r["scored"], r["model_failures"], r["infra_errors"]]
+            row += [
+                r["samples"],
+                r["scored"],
+                r["model_failures"],
+                r["format_failures"],
+                r["infra_errors"],
+            ]
             rows.append(row)
         out += _md_table(header, rows) + [""]
         if v["comparisons"]:
@@ -338,7 +508,7 @@ def render_markdown(
     if skipped:
         out += _md_table(
             ["Log", "Task", "Model", "Reason"],
-            [[s.path, s.task or "?", s.model or "?", s.reason] for s in skipped],
+            [[s.path, s.task or "?", s.model or "?", public_text(s.reason)] for s in skipped],
         )
     else:
         out.append("None.")
@@ -377,6 +547,8 @@ CSV_COLUMNS = [
     "samples",
     "scored",
     "model_failures",
+    "format_failures",
+    "truncated",
     "infra_errors",
     "baseline_row",
     "delta",
@@ -426,6 +598,8 @@ def write_csv(path: Path, boards: list[Leaderboard]) -> None:
                             "samples": row.samples,
                             "scored": row.scored,
                             "model_failures": row.model_failures,
+                            "format_failures": row.format_failures,
+                            "truncated": row.truncated,
                             "infra_errors": row.infra_errors,
                             "baseline_row": comp.baseline if comp else "",
                             "delta": _num(comp.delta if comp else None),

@@ -53,16 +53,24 @@ class Run:
     scorers: list[str] = field(default_factory=list)
     deviations: list[str] = field(default_factory=list)
     error: str | None = None
+    # `harness eval constrained=on|off` as the log records it ("" when the log does not say)
+    constrained: str = ""
 
     @property
-    def key(self) -> tuple[str, str, str, str]:
-        """What identifies "the same run" for selection."""
+    def key(self) -> tuple[str, str, str, str, str]:
+        """What identifies "the same run" for selection (a constrained run is another run)."""
         return (
             self.task,
             self.model,
             json.dumps(self.model_roles, sort_keys=True),
             json.dumps(self.task_args, sort_keys=True, default=str),
+            self.constrained,
         )
+
+    @property
+    def model_label(self) -> str:
+        """The model as leaderboards name it: constrained decoding is said beside the name."""
+        return f"{self.model} (constrained)" if self.constrained == "on" else self.model
 
     @property
     def name(self) -> str:
@@ -127,7 +135,15 @@ def run_from_header(path: str, log: EvalLog) -> Run:
         scorers=scorers,
         deviations=[str(d) for d in deviations] if isinstance(deviations, list) else [],
         error=(log.error.message if log.error is not None else None),
+        constrained=_constrained(meta),
     )
+
+
+def _constrained(meta: Any) -> str:
+    """``on``/``off`` from the metadata `harness eval` records (``harness_constrained``)."""
+    info = meta.get("harness_constrained") if isinstance(meta, dict) else None
+    value = info.get("constrained") if isinstance(info, dict) else None
+    return str(value) if value in ("on", "off") else ""
 
 
 def discover_logs(log_dir: Path) -> list[Path]:

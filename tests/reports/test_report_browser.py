@@ -104,3 +104,69 @@ window.addEventListener("load", function () {
     m = re.search(r'data-sort-probe="([^"]*)"', proc.stdout)
     assert m, proc.stdout[:500]
     assert m.group(1) == "scripted/weak|scripted/strong"
+
+
+_ABSOLUTE = re.compile(r"(?<![\w.:/])/(?:tmp|work|home|root|usr|var|private|Users)/[^\s\"'<>`]*")
+
+
+def test_report_names_no_path_of_the_building_machine(toy_report, toy_logs, toy_schema_dir):
+    root, _ = toy_logs
+    for page in (toy_report.html, toy_report.markdown):
+        text = page.read_text()
+        assert _ABSOLUTE.findall(text) == [], page.name
+        for folder in (root, toy_schema_dir, Path.home(), Path(__file__).resolve().parents[2]):
+            assert str(folder) not in text, (page.name, folder)
+    # The control: the pattern finds a path of this machine where there is one.
+    assert _ABSOLUTE.findall(f"schema <code>{toy_schema_dir}/det_toy.yaml</code>")
+
+
+_LAYOUT_PROBE = """
+<script>
+window.addEventListener("load", function () {
+  function widest() {
+    var w = 0, name = "";
+    document.querySelectorAll("table").forEach(function (t) {
+      var r = t.getBoundingClientRect().width;
+      if (r > w) { w = r; name = t.className + "#" + (t.id || ""); }
+    });
+    return Math.round(w) + ":" + name;
+  }
+  function visibleHeads(id) {
+    var n = 0;
+    document.getElementById(id).tHead.rows[0].querySelectorAll("th").forEach(function (th) {
+      if (th.offsetWidth > 0) { n++; }
+    });
+    return n;
+  }
+  var button = document.querySelector("button.more-toggle");
+  var id = button.getAttribute("data-target");
+  var closed = widest(), before = visibleHeads(id);
+  button.click();
+  var after = visibleHeads(id);
+  var summary = document.querySelectorAll("#summary table.summary tbody tr").length;
+  var best = document.querySelectorAll("#summary .res.best").length;
+  var first = document.querySelector("body > section").id;
+  document.body.setAttribute("data-layout",
+    [document.documentElement.clientWidth, closed, before, after, summary, best, first].join("|"));
+});
+</script></body>"""
+
+
+def test_summary_first_and_no_table_wider_than_1400px_with_more_closed(toy_report, tmp_path):
+    html = toy_report.html.read_text()
+    page = tmp_path / "layout.html"
+    page.write_text(html.replace("</body>", _LAYOUT_PROBE))
+    proc = _run(page, tmp_path, "--dump-dom")
+    assert _console(proc) == []
+    m = re.search(r'data-layout="([^"]*)"', proc.stdout)
+    assert m, proc.stdout[:500]
+    viewport, closed, before, after, summary, best, first = m.group(1).split("|")
+    width, table = closed.split(":", 1)
+    assert int(viewport) <= 1400
+    assert int(width) <= int(viewport), f"{table} is {width} px wide in a {viewport} px viewport"
+    # The toggle shows the metrics the schema does not name (det_toy: the logged mean).
+    assert int(after) > int(before)
+    # The summary comes first: one line per task, the best result of each task marked.
+    assert first == "summary"
+    assert int(summary) == len(toy_report.leaderboards) == 3
+    assert int(best) >= 1

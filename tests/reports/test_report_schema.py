@@ -126,3 +126,23 @@ def test_key_templates():
     assert not rx.fullmatch("hallucination_detection/nci/auroc_lo")
     assert _key_regex("step/mean").fullmatch("step/mean")
     assert not _key_regex("step/mean").fullmatch("agent/mean")
+
+
+def test_paper_numbers_and_schemas_cite_papers_not_research_notes_or_paths():
+    """What the report prints from tasks/<t>/{reference,leaderboard}.yaml must make sense to a
+    reader of the report: no research notes they do not have, no paths of this machine."""
+    import re
+
+    from tests.conftest import REPO_ROOT
+
+    bad = re.compile(r"notes/|notes §|\.md\b|(?<![\w.:/])/(?:tmp|work|home|root)/")
+    files = sorted((REPO_ROOT / "tasks").glob("*/reference.yaml"))
+    files += sorted((REPO_ROOT / "tasks").glob("*/leaderboard.yaml"))
+    assert files
+    found = [
+        f"{f.relative_to(REPO_ROOT)}: {m.group()}"
+        for f in files
+        for m in bad.finditer(f.read_text())
+    ]
+    assert found == []
+    assert bad.search("as transcribed in ../shared/notes/papers.md")  # the control
