@@ -28,7 +28,7 @@ def data_path(relative: str, *, how_to_get: str) -> Path:
     if root is None:
         raise DatasetNotFoundError(
             f"Dataset '{relative}' needs {DATA_DIR_ENV} to point at a data directory, but it is "
-            f"unset. Set {DATA_DIR_ENV}=/path/to/data (in this workplace: ../shared/data). "
+            f"unset. Set {DATA_DIR_ENV}=/path/to/data (`make` sets it from DATA_DIR=). "
             f"How to obtain it: {how_to_get}"
         )
     path = root / relative
