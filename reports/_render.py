@@ -125,6 +125,7 @@ def _row_view(lb: Leaderboard, row: Row, notes: dict[str, int]) -> dict[str, Any
         "method": row.method,
         "part": row.part if row.part is not None else DASH,
         "settings": list(row.settings.values()),
+        "settings_text": [f"{k}={v}" for k, v in row.settings.items()],
         "cells": cells,
         "samples": row.samples,
         "scored": row.scored,
