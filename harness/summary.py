@@ -108,7 +108,7 @@ def print_summary(console: Console, outcome: Any, elapsed: float, *, wide: bool 
     table.add_column("log", no_wrap=True)
     models = {s.model for s in outcome.summaries}
     for s in outcome.summaries:
-        status = "ok" if s.status == "success" else f"[red]{s.status}[/red]"
+        status = s.status if s.status == "success" else f"[red]{s.status}[/red]"
         task = s.task if len(models) == 1 else f"{s.task} ({s.model.rsplit('/', 1)[-1]})"
         table.add_row(task, s.samples, status, headline(s.task, s.metrics), short_log(s.log))
     console.print(table)
@@ -116,4 +116,4 @@ def print_summary(console: Console, outcome: Any, elapsed: float, *, wide: bool 
         console.print(f"model: {next(iter(models))}")
     for s in outcome.summaries:
         if s.error:
-            console.print(f"[red]{s.task}: {s.error}[/red]", overflow="fold")
+            console.print(f"[red]{s.task}: {s.error}[/red]", soft_wrap=True)

@@ -47,7 +47,7 @@ def test_the_summary_fits_80_columns_one_line_per_task():
     assert max(len(line) for line in lines) <= 80
     [dispat] = [line for line in lines if "dispat" in line and "30/30" in line]
     # The schema's headline (AUROC per method): the best method, and how many there were.
-    assert "AUROC 0.963 (KNN, best of 2)" in dispat and "kVcDMgdf" in dispat
+    assert "AUROC 0.963 (KNN, best of 2)" in dispat and "kVcDMgdf" in dispat and "success" in dispat
     [correct] = [line for line in lines if "3/8" in line]
     assert "│ Step accuracy 0.109" in correct and "error" in correct
     assert "RuntimeError: the server went away" in text
