@@ -3,6 +3,8 @@ the Who&When baselines, on Who&When (both subsets) or injected GSM8K team failur
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import time
 from pathlib import Path
@@ -32,6 +34,7 @@ from tasks.correct.dataset import (
     HOW_TO_GET,
     WHO_AND_WHEN_DIR,
     load_who_and_when,
+    trajectory_to_record,
     trajectory_to_sample,
 )
 from tasks.correct.solver import Method, ModelGenerate, check_answer_formats, localise
@@ -107,6 +110,7 @@ def correct(
     step_max_calls: int | None = None,
     limit_trajectories: int | None = None,
     injected_dir: str | None = None,
+    who_and_when: str | None = None,
     strict_data: bool = False,
     seed: int = 0,
 ) -> Task:
@@ -131,6 +135,9 @@ def correct(
       limit_trajectories: evaluate only the first N trajectories (file order) of each subset; the
         schema pool stays the whole subset.
       injected_dir: folder holding Injected/<n>.json (default: $HARNESS_CACHE_DIR/correct/injected).
+      who_and_when: where Who&When comes from: a folder holding Algorithm-Generated/ and
+        Hand-Crafted/, or a hub id ``hf://Kevin355/Who_and_When[@revision]`` read through
+        `datasets` (default: the folder under HARNESS_DATA_DIR).
       strict_data: a record whose mistake_agent is no agent of its trajectory is an error (default:
         a warning, and the record ids listed in the log's `data_warnings`).
     """
@@ -145,11 +152,24 @@ def correct(
             )
         source_root = root
         dataset_source = f"generated: tasks.correct.inject ({root})"
+    elif who_and_when is not None and who_and_when.startswith("hf://"):
+        source_root = None
+        dataset_source = f"Who&When from {who_and_when} via datasets"
+    elif who_and_when is not None:
+        source_root = Path(who_and_when)
+        if not source_root.is_dir():
+            raise DatasetNotFoundError(
+                f"who_and_when={who_and_when}: no such folder (expected Algorithm-Generated/ "
+                f"and Hand-Crafted/ inside, or a hub id hf://Kevin355/Who_and_When)"
+            )
+        dataset_source = f"Who&When from the folder {source_root.name}"
     else:
         source_root = data_path(WHO_AND_WHEN_DIR, how_to_get=HOW_TO_GET)
         dataset_source = "Who&When (ag2ai/Agents_Failure_Attribution f4d2b6d) via HARNESS_DATA_DIR"
     for name in subsets:
-        pools[name] = load_who_and_when(source_root, name, strict=strict_data)
+        pools[name] = load_who_and_when(
+            source_root if source_root is not None else str(who_and_when), name, strict=strict_data
+        )
     unknown_agents = [
         t.id for ts in pools.values() for t in ts if t.metadata.get("mistake_agent_unknown")
     ]
@@ -260,18 +280,23 @@ def correct(
     def pick(t: Trajectory) -> CorrectLocaliser:
         return localisers[t.id.split("/")[0]]
 
-    data_hash = content_hash(
-        *[
-            source_root
-            / (
-                "Injected"
-                if n == "injected"
-                else {"algorithm_generated": "Algorithm-Generated", "hand_crafted": "Hand-Crafted"}[
-                    n
-                ]
-            )
-            for n in subsets
-        ]
+    data_hash = (
+        _records_hash([t for name in subsets for t in pools[name]])
+        if source_root is None
+        else content_hash(
+            *[
+                source_root
+                / (
+                    "Injected"
+                    if n == "injected"
+                    else {
+                        "algorithm_generated": "Algorithm-Generated",
+                        "hand_crafted": "Hand-Crafted",
+                    }[n]
+                )
+                for n in subsets
+            ]
+        )
     )
     return Task(
         dataset=[trajectory_to_sample(t) for t in evaluated],
@@ -300,3 +325,11 @@ def correct(
             **extra,
         ),
     )
+
+
+def _records_hash(trajectories: list[Trajectory]) -> str:
+    """sha256 over the trajectories as records (a hub dataset has no folder to hash)."""
+    digest = hashlib.sha256()
+    for t in trajectories:
+        digest.update(json.dumps(trajectory_to_record(t), sort_keys=True, default=str).encode())
+    return f"sha256:{digest.hexdigest()}"

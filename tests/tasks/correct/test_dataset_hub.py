@@ -70,3 +70,35 @@ def test_correct_error_default_hub_and_local_files(hub_cache, tmp_path: Path) ->
     lines.write_text(json.dumps(CE_ROW) + "\n\n" + json.dumps({**CE_ROW, "mistake_step": 9}) + "\n")
     with pytest.raises(RecordError, match=r"ce.jsonl:3: .*mistake_step 9 is outside"):
         load_correct_error(lines)
+
+
+def test_the_task_reads_who_and_when_from_a_hub_id(hub_cache, tmp_path: Path) -> None:
+    from tasks.correct.task import correct
+
+    hub_cache.fill(
+        "Kevin355/Who_and_When",
+        {
+            "README.md": hub_cache.card(
+                {
+                    "Algorithm-Generated": {"train": "Algorithm-Generated/*.parquet"},
+                    "Hand-Crafted": {"train": "Hand-Crafted/*.parquet"},
+                }
+            ),
+            "Algorithm-Generated/0.parquet": hub_cache.parquet([AG_ROW, AG_ROW]),
+            "Hand-Crafted/0.parquet": hub_cache.parquet([AG_ROW]),
+        },
+    )
+    task = correct(method="first_step", who_and_when="hf://Kevin355/Who_and_When")
+    assert [s.id for s in task.dataset] == [
+        "algorithm_generated/hf0",
+        "algorithm_generated/hf1",
+        "hand_crafted/hf0",
+    ]
+    meta = task.metadata
+    assert meta["dataset_source"] == "Who&When from hf://Kevin355/Who_and_When via datasets"
+    assert meta["dataset_hash"].startswith("sha256:")
+    # the hash depends only on the rows: the same rows give the same hash
+    again = correct(method="first_step", who_and_when="hf://Kevin355/Who_and_When")
+    assert again.metadata["dataset_hash"] == meta["dataset_hash"]
+    with pytest.raises(Exception, match="who_and_when=.*no such folder"):
+        correct(method="first_step", who_and_when=str(tmp_path / "missing"))
