@@ -65,7 +65,11 @@ def run_eval(
             from sandboxes import harness_sandbox
 
             for name, built_task in zip(config.task, built, strict=True):
-                built_task.sandbox = harness_sandbox(config.sandbox, name)
+                spec = harness_sandbox(config.sandbox, name)
+                # a task that already chose this provider keeps its own config (its limits)
+                own = built_task.sandbox
+                if own is None or spec is None or own.type != spec.type:
+                    built_task.sandbox = spec
         generate: dict[str, Any] = {} if config.seed is None else {"seed": config.seed}
         if config.max_tokens is not None:
             generate["max_tokens"] = config.max_tokens

@@ -93,10 +93,14 @@ class DockerSandboxEnvironment(SandboxEnvironment):
 
     _live: set[DockerSandboxEnvironment] = set()
 
-    def __init__(self, config: DockerConfig, container_id: str, uid: int, image: str) -> None:
+    def __init__(
+        self, config: DockerConfig, container_id: str, uid: int, image: str, name: str = ""
+    ) -> None:
         super().__init__()
         self.config = config
         self.container_id = container_id
+        self.container_name = name
+        """The container's name (`icml26-sbx-<hex>`): what host-side accounting looks it up by."""
         self.uid = uid
         self.image = image
         self.task_name = ""
@@ -142,6 +146,7 @@ class DockerSandboxEnvironment(SandboxEnvironment):
         )
         host_config["MaskedPaths"] = list(MASKED_PATHS)
         host_config["ReadonlyPaths"] = list(READONLY_PATHS)
+        name = f"icml26-sbx-{secrets.token_hex(6)}"
         created = api.create_container(
             image,
             command=["sleep", "infinity"],
@@ -152,7 +157,7 @@ class DockerSandboxEnvironment(SandboxEnvironment):
             network_disabled=True,
             labels=owner_labels("sandbox", task=task_name[:200]),
             host_config=host_config,
-            name=f"icml26-sbx-{secrets.token_hex(6)}",
+            name=name,
         )
         container_id = created["Id"]
         try:
@@ -161,7 +166,7 @@ class DockerSandboxEnvironment(SandboxEnvironment):
             with contextlib.suppress(Exception):
                 api.remove_container(container_id, force=True, v=True)
             raise
-        environment = cls(config, container_id, uid, image)
+        environment = cls(config, container_id, uid, image, name)
         environment.task_name = task_name
         return environment
 

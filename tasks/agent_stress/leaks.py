@@ -8,10 +8,10 @@
   `[bwrap] <defunct>` kind);
 - cgroups, mounts, work_dirs: a bwrap sample's cgroup directories, mounts under its folder, and
   the folder; for `local`, the sample's temporary directory;
-- containers: docker containers of the run still present (sandbox=docker only). inspect's docker
-  sandbox does not yet tell its container names to the task (the project's own docker sandbox,
-  issue 20, will): until then `containers_measured` is false for docker runs and the count is
-  reported as not measured (nan), never as 0.
+- containers: the sample's docker container still present (sandbox=docker only), looked up on
+  the engine by the name the project's `docker_api` sandbox gives it (`container_name`). A docker
+  sandbox that does not tell its container's name (inspect's compose-based `docker`) leaves
+  `containers_measured` false and the count is reported as not measured (nan), never as 0.
 
 After counting, `kill_tagged` SIGKILLs whatever tagged process is left, so a run that leaked
 (e.g. with sandbox=local, which has no isolation) still leaves the host clean.
@@ -77,16 +77,22 @@ def registry_for(run_tag: str) -> FootprintRegistry:
 def footprint_of(environment: Any, sandbox_kind: str, tag: str) -> SampleFootprint:
     """The footprint of a sample's sandbox environment (any kind; what is known of it)."""
     footprint = SampleFootprint(sandbox=sandbox_kind, tag=tag)
+    # inspect hands a sample its environments wrapped in an event-recording proxy that has none
+    # of the provider's own attributes: look at the provider's environment itself
+    from inspect_ai.util import SandboxEnvironment
+
+    if isinstance(environment, SandboxEnvironment):
+        environment = environment.as_type(SandboxEnvironment)
     host_footprint = getattr(environment, "host_footprint", None)
     if callable(host_footprint):  # the bwrap sandbox
         footprint.bwrap = host_footprint()
-    names = getattr(environment, "container_names", None)  # a docker sandbox that tells them
-    if callable(names):
-        footprint.containers = list(names())
+    name = getattr(environment, "container_name", None)  # the docker_api sandbox
+    if isinstance(name, str) and name:
+        footprint.containers = [name]
     directory = getattr(environment, "directory", None)  # inspect's local sandbox
-    name = getattr(directory, "name", None)
-    if isinstance(name, str):
-        footprint.folder = name
+    folder = getattr(directory, "name", None)
+    if isinstance(folder, str):
+        footprint.folder = folder
     return footprint
 
 
@@ -146,16 +152,17 @@ def _zombie_children() -> int:
 
 
 def _containers(names: list[str]) -> int:
+    """How many of these containers the engine still has (running or not). An engine that is
+    gone by now raises (DockerUnavailableError): the run needed it, and an uncounted 0 would lie."""
     if not names:
         return 0
-    try:
-        import docker
+    from sandboxes.docker import require_docker
 
-        client = docker.from_env()
-        present = {c.name for c in client.containers.list(all=True)}
-    except Exception:  # noqa: BLE001 - no engine: nothing of it can be left either
-        return 0
-    return sum(name in present for name in names)
+    api = require_docker().api
+    left = 0
+    for name in names:  # the name filter is a regular expression over "/<name>"
+        left += len(api.containers(all=True, quiet=True, filters={"name": f"^/{name}$"}))
+    return left
 
 
 def count_leaks(footprints: list[SampleFootprint]) -> dict[str, int]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 from typing import Any, Literal
 
 from inspect_ai import Task, task
@@ -27,7 +26,6 @@ from tasks.agent_stress.scorer import host_leaks, stress_scorer, stress_summary
 from tasks.agent_stress.solver import stress_agent
 
 TASK_VERSION = "1.0.0"
-_REPO = Path(__file__).resolve().parents[2]
 
 SandboxKind = Literal["bwrap", "docker", "local"]
 BwrapMode = Literal["persistent", "per_exec"]
@@ -60,9 +58,14 @@ def _sandbox_spec(kind: SandboxKind, mode: BwrapMode, limits: Limits, disk_mb: i
             disk_mb=disk_mb, timeout_s=limits.op_timeout_s,
         )  # fmt: skip
         return SandboxEnvironmentSpec("bwrap", config)
-    if kind == "docker":
-        compose = _REPO / "sandboxes" / "docker" / "compose.yaml"
-        return ("docker", str(compose)) if compose.exists() else "docker"
+    if kind == "docker":  # the project's engine-API provider (inspect's own needs Compose v2)
+        from sandboxes.docker import PROVIDER, DockerConfig
+
+        docker_config = DockerConfig(
+            memory_mb=limits.memory_mb, max_processes=limits.max_processes,
+            disk_mb=disk_mb, timeout_s=limits.op_timeout_s,
+        )  # fmt: skip
+        return SandboxEnvironmentSpec(PROVIDER, docker_config)
     return "local"
 
 
@@ -86,7 +89,8 @@ def agent_stress(
     """Sandboxed agent workloads run concurrently, with planted faults.
 
     Args:
-        sandbox: bwrap | docker | local (local has no isolation: its faults are not contained).
+        sandbox: bwrap | docker (the project's `docker_api` provider on the engine API) | local
+            (local has no isolation: its faults are not contained).
         mode: the bwrap jail mode (persistent | per_exec).
         concurrency: samples running at once.
         samples: how many samples (default: concurrency, at least one per workload kind).
@@ -96,7 +100,8 @@ def agent_stress(
             role.agent, is told to make the calls).
         memory_mb: the sandbox's memory limit (the memory hog asks for twice this).
         max_processes: the sandbox's process limit (the fork bomb asks for 511).
-        disk_mb: the sandbox's disk quota (bwrap as root).
+        disk_mb: the sandbox's disk quota (bwrap as root; docker: the size of its tmpfs
+            /workspace and /tmp, which count against memory_mb).
         fault_timeout: seconds before a runaway or SIGTERM-ignoring command is killed.
         sample_time_limit: seconds for a whole sample.
         max_tokens: generation cap per agent turn (agent=model).
