@@ -15,8 +15,9 @@ filter adds to a per_exec command (one bwrap start each), to a persistent comman
 persistent sample's start-up.
 
 concurrency: C samples at once (C = 1, 4, 16, 64), each running K commands back to back through
-the default exec path (inspect's subprocess gate included, as in an eval); throughput (commands/s)
-and p99 latency per mode, printed as ratios to C = 1.
+the default exec path (inspect's subprocess gate included, as in an eval; docker_api: its own exec
+gate); throughput (commands/s) and p99 latency per bwrap mode and, where a Docker engine is
+reachable, for the `docker_api` sandbox (one container per sample), printed as ratios to C = 1.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from sandboxes.bwrap import BwrapConfig, BwrapSandboxEnvironment, bwrap_problem
 
@@ -63,7 +65,7 @@ async def _stop(box: BwrapSandboxEnvironment) -> None:
     await BwrapSandboxEnvironment.sample_cleanup("bench", box.config, {"default": box}, False)
 
 
-async def _echo(box: BwrapSandboxEnvironment) -> None:
+async def _echo(box: Any) -> None:
     result = await box.exec(CMD)
     assert result.stdout == "hi\n", result
 
@@ -139,16 +141,48 @@ async def seccomp(n: int) -> None:
           f"ratio {on / off:5.3f}  added {on - off:+6.2f} ms")  # fmt: skip
 
 
+async def _start_docker(config: Any) -> Any:
+    from sandboxes.docker import DockerSandboxEnvironment
+
+    envs = await DockerSandboxEnvironment.sample_init("bench", config, {})
+    return envs["default"]
+
+
+async def _stop_docker(box: Any) -> None:
+    from sandboxes.docker import DockerSandboxEnvironment
+
+    await DockerSandboxEnvironment.sample_cleanup("bench", box.config, {"default": box}, False)
+
+
+def _variants() -> list[
+    tuple[str, Any, Callable[[Any], Awaitable[Any]], Callable[[Any], Awaitable[None]]]
+]:
+    """(name, config, start, stop) per sandbox variant: bwrap's two modes, and docker_api (one
+    container per sample, through its own exec gate) where an engine is reachable."""
+    variants: list[Any] = [
+        (mode, BwrapConfig(mode=mode, memory_mb=256, max_processes=64), _start, _stop)  # type: ignore[arg-type]
+        for mode in MODES
+    ]
+    from sandboxes.docker import DockerConfig, docker_problem
+
+    problem = docker_problem()
+    if problem is None:
+        variants.append(("docker_api", DockerConfig(memory_mb=256, max_processes=64),
+                         _start_docker, _stop_docker))  # fmt: skip
+    else:
+        print(f"  (docker_api rows skipped: {problem})")
+    return variants
+
+
 async def concurrency(per_sample: int) -> None:
     print(f"== concurrency: C samples at once, {per_sample} commands each (ratios to C=1)")
-    for mode in MODES:
+    for name, config, start, stop in _variants():
         rows: list[tuple[int, float, float, float]] = []
         for level in LEVELS:
-            config = BwrapConfig(mode=mode, memory_mb=256, max_processes=64)  # type: ignore[arg-type]
-            boxes = await asyncio.gather(*(_start(config) for _ in range(level)))
+            boxes = await asyncio.gather(*(start(config) for _ in range(level)))
             latencies: list[float] = []
 
-            async def work(box: BwrapSandboxEnvironment, out: list[float]) -> None:
+            async def work(box: Any, out: list[float]) -> None:
                 for _ in range(per_sample):
                     out.append(await _timed(lambda: _echo(box)))
 
@@ -159,12 +193,12 @@ async def concurrency(per_sample: int) -> None:
                 await asyncio.gather(*(work(box, latencies) for box in boxes))
                 wall = time.perf_counter() - t
             finally:
-                await asyncio.gather(*(_stop(box) for box in boxes))
+                await asyncio.gather(*(stop(box) for box in boxes))
             throughput = len(latencies) / wall
             rows.append((level, throughput, _pct(latencies, 0.5), _pct(latencies, 0.99)))
         base = rows[0]
         for level, throughput, p50, p99 in rows:
-            print(f"  {mode:<11} C={level:<3} {throughput:7.1f} cmd/s (x{throughput / base[1]:5.2f})"
+            print(f"  {name:<11} C={level:<3} {throughput:7.1f} cmd/s (x{throughput / base[1]:5.2f})"
                   f"  p50 {p50:8.1f} ms  p99 {p99:8.1f} ms (x{p99 / base[3]:6.2f})")  # fmt: skip
 
 
