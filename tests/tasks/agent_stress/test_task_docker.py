@@ -58,3 +58,21 @@ def test_container_counted_while_present(docker_ok: None) -> None:
     finally:
         environment.destroy()
     assert count_leaks([footprint])["containers"] == 0
+
+
+def test_cli_sandbox_docker_keeps_the_task_limits(docker_ok: None, tmp_path: Path) -> None:
+    """`harness eval sandbox=docker` gives other tasks the docker_api provider with the compose
+    file's limits; a task that already chose docker_api keeps its own (here memory_mb=192)."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    from harness.cli import main
+
+    code = main(["eval", "task=agent_stress", "sandbox=docker", "model=scripted/cli",
+                 "model_arg.reply=unused", "workloads=file_io", "samples=1", "concurrency=1",
+                 "memory_mb=192", "max_processes=48", f"log_dir={tmp_path}",
+                 "display=none"])  # fmt: skip
+    assert code == 0
+    [info] = list_eval_logs(str(tmp_path))
+    spec = read_eval_log(info, header_only=True).eval.sandbox
+    assert spec is not None and spec.type == "docker_api"
+    assert spec.config.memory_mb == 192 and spec.config.max_processes == 48  # type: ignore[union-attr]
