@@ -17,8 +17,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import psutil
 
 RAY = Path(sys.executable).with_name("ray")
 # Settings for a shared, loaded test machine. `ray start` gives a raylet a fixed 30 s
@@ -48,16 +51,28 @@ def free_ports(count: int) -> list[int]:
             s.close()
 
 
+#: Set in each node's environment (inherited by its workers) to find them when it is killed.
+_NODE_TAG = "GRID_TEST_NODE_TAG"
+
+
 @dataclass
 class RayNode:
     name: str
     process: subprocess.Popen
     log: Path
+    tag: str = ""
 
     def kill(self) -> None:
-        """SIGKILL the node's whole process group (raylet, its workers, agents)."""
+        """SIGKILL the node as a lost machine: its process group (raylet, agents) and every
+        process started for it (tagged by `GRID_TEST_NODE` and this node's start process), so
+        no worker of the node lives on to finish a cell beside Ray's retry of it."""
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
+        for proc in psutil.process_iter():
+            with contextlib.suppress(psutil.Error):
+                env = proc.environ()
+                if env.get("GRID_TEST_NODE") == self.name and env.get(_NODE_TAG) == self.tag:
+                    proc.kill()
         self.process.wait(timeout=30)
 
     def stop(self) -> None:
@@ -103,15 +118,16 @@ def _node_ports(head: bool) -> list[str]:
 
 def _start(name: str, args: list[str], env: dict[str, str], temp_dir: Path) -> RayNode:
     log = temp_dir / f"{name}.log"
+    tag = uuid.uuid4().hex
     with open(log, "w") as handle:
         process = subprocess.Popen(
             [str(RAY), "start", *args, "--block", "--disable-usage-stats"],
-            env={**env, "GRID_TEST_NODE": name},
+            env={**env, "GRID_TEST_NODE": name, _NODE_TAG: tag},
             stdout=handle,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    return RayNode(name, process, log)
+    return RayNode(name, process, log, tag)
 
 
 def start_cluster(env: dict[str, str], *, cpus_per_node: int = 1) -> RayCluster:

@@ -226,7 +226,7 @@ def test_bad_task_arguments_are_refused_by_the_cli():
     tasks = discover_tasks().tasks
     for arg, choices in [
         ("auditor=loud", "direct, persistent, persistent_template, both"),
-        ("sandbox=vm", "bwrap, docker, local"),
+        ("sandbox=vm", "bwrap, docker, k8s, local"),
         ("guard=maybe", "auto, block, record"),
     ]:
         with pytest.raises(ConfigError, match=choices):
