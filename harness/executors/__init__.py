@@ -5,7 +5,7 @@ each cell is one inspect eval-set into the grid's shared log directory (resumabl
 the same command); `harness report <log_dir>` reads the merged directory.
 """
 
-from harness.executors._cell import CellResult, run_cell
+from harness.executors._cell import CellResult, drop_superseded_attempts, run_cell
 from harness.executors._grid import (
     EXECUTOR_OPTIONS,
     GRID_PREFIX,
@@ -24,6 +24,7 @@ __all__ = [
     "Executor",
     "GridCell",
     "GridPlan",
+    "drop_superseded_attempts",
     "is_grid_request",
     "plan_grid",
     "run_cell",

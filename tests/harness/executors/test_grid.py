@@ -131,3 +131,30 @@ def test_local_grid_runs_every_cell_and_a_failing_cell_does_not_stop_the_others(
     assert sorted(log.eval.task_args["n"] for log in logs) == [1, 2]
     assert all(log.status == "success" for log in logs)
     assert "sized n=2" in out  # the summary names each cell by its swept values
+
+
+def test_a_started_attempt_superseded_by_a_finished_retry_is_dropped(tmp_path):
+    # A lost node leaves its attempt's log `started`; the retry finishes the same eval (same
+    # task id) in a new log. Only that stale attempt goes; an unrelated started log stays.
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.log import list_eval_logs, read_eval_log, write_eval_log
+    from inspect_ai.model import get_model
+
+    from harness.executors import drop_superseded_attempts
+    from tests.harness.executors.grid_tasks import sized
+
+    model = get_model("scripted/a", reply="2")
+    (done,) = inspect_eval(sized(n=2), model=model, log_dir=str(tmp_path), display="none")
+    stale = read_eval_log(done.location)
+    stale.status, stale.results = "started", None
+    write_eval_log(stale, str(tmp_path / "2000-01-01T00-00-00-00-00_sized_stale.eval"))
+    other = read_eval_log(done.location)
+    other.status, other.results, other.eval.task_id = "started", None, "another-eval"
+    write_eval_log(other, str(tmp_path / "2000-01-01T00-00-00-00-00_sized_other.eval"))
+
+    removed = drop_superseded_attempts(str(tmp_path))
+    assert [p.rsplit("/", 1)[-1] for p in removed] == ["2000-01-01T00-00-00-00-00_sized_stale.eval"]
+    left = sorted(i.name.rsplit("/", 1)[-1] for i in list_eval_logs(str(tmp_path)))
+    assert left == sorted(
+        [done.location.rsplit("/", 1)[-1], "2000-01-01T00-00-00-00-00_sized_other.eval"]
+    )
