@@ -9,50 +9,13 @@ model can write."""
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 import pytest
 
 from methods.docval import parse_output, reply_format
+from tests.methods.correct.grammar_sampling import constrained_replies
 
 SIZE = (800, 1000)
-
-
-@lru_cache(maxsize=1)
-def _engine(model_dir: str):
-    import xgrammar as xgr
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(model_dir)
-    info = xgr.TokenizerInfo.from_huggingface(tok)
-    return tok, info, xgr.GrammarCompiler(info)
-
-
-def _sample(
-    regex: str, model_dir: str, n: int, seed: int, max_tokens: int
-) -> list[tuple[str, int]]:
-    import torch
-    import xgrammar as xgr
-
-    tok, info, compiler = _engine(model_dir)
-    grammar = compiler.compile_regex(regex)
-    ids = torch.arange(info.vocab_size)
-    gen = torch.Generator().manual_seed(seed)
-    stop = set(info.stop_token_ids)
-    out = []
-    for _ in range(n):
-        matcher = xgr.GrammarMatcher(grammar)
-        mask = xgr.allocate_token_bitmask(1, info.vocab_size)
-        tokens: list[int] = []
-        while not matcher.is_terminated() and len(tokens) < max_tokens + 1:
-            matcher.fill_next_token_bitmask(mask)
-            allowed = ids[((mask[0][ids // 32] >> (ids % 32)) & 1).bool()]
-            choice = int(allowed[torch.randint(len(allowed), (1,), generator=gen)])
-            assert matcher.accept_token(choice)
-            tokens.append(choice)
-        assert matcher.is_terminated(), f"no end within {max_tokens} tokens"
-        out.append((tok.decode([t for t in tokens if t not in stop]), len(tokens)))
-    return out
 
 
 @pytest.mark.parametrize(
@@ -63,7 +26,9 @@ def test_replies_under_the_format_always_parse_within_budget(
     embedded_dir, style, box_format, budget
 ) -> None:
     fmt = reply_format(style, box_format, budget)
-    for reply, used in _sample(fmt.regex, str(embedded_dir), n=2, seed=1, max_tokens=budget):
+    # one token of slack past the budget, so that an over-long reply is seen, not cut short
+    replies = constrained_replies(fmt, str(embedded_dir), n=2, seed=1, max_tokens=budget + 1)
+    for reply, used in replies:
         assert used <= budget, (used, reply)
         assert re.fullmatch(fmt.regex, reply), reply
         pred = parse_output(reply, image_size=SIZE, box_format=box_format)
