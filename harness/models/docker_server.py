@@ -25,10 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from harness.models.hardware import DtypeChoice, choose_dtype, default_device, normalise_dtype
-from harness.models.vllm_server import VLLMServerError, free_port, launch_plan
+from harness.models.vllm_server import (
+    free_port,
+    launch_plan,
+    wait_until_healthy,
+)
 
 STOCK_GPU_IMAGE = "vllm/vllm-openai:latest"
 DEFAULT_RESTARTS = 2
@@ -324,23 +326,23 @@ def start_docker_vllm_server(
 
 
 def _wait_healthy(server: DockerVLLMServer, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if server.dead():
-            raise VLLMServerError(
-                f"the vLLM container exited with code {server.state().get('ExitCode')} during "
-                f"start-up (restarted {server.restart_count()} time(s)). Its last lines:\n"
-                f"{server.logs()}"
-            )
-        try:
-            if httpx.get(server.base_url + "/models", timeout=2.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(1.0)
-    raise VLLMServerError(
-        f"the vLLM container did not become healthy within {timeout_s:.0f} s. Its last lines:\n"
-        f"{server.logs()}"
+    def exited() -> str | None:
+        if not server.dead():
+            return None
+        return (
+            f"the vLLM container exited with code {server.state().get('ExitCode')} during "
+            f"start-up (restarted {server.restart_count()} time(s)). Its last lines:\n"
+            f"{server.logs()}"
+        )
+
+    wait_until_healthy(
+        server.base_url,
+        timeout_s,
+        exited=exited,
+        not_ready=lambda: (
+            f"the vLLM container did not become healthy within {timeout_s:.0f} s. Its last "
+            f"lines:\n{server.logs()}"
+        ),
     )
 
 

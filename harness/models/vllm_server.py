@@ -298,23 +298,46 @@ def _die_with_parent() -> None:
 
 
 def _wait_healthy(server: VLLMServer, timeout_s: float) -> None:
+    def exited() -> str | None:
+        if server.process.poll() is None:
+            return None
+        return (
+            f"vLLM exited with code {server.process.returncode} during start-up. "
+            f"Last lines of {server.log_path}:\n{_tail(server.log_path)}"
+        )
+
+    wait_until_healthy(
+        server.base_url,
+        timeout_s,
+        exited=exited,
+        not_ready=lambda: (
+            f"vLLM did not become healthy within {timeout_s:.0f} s. Last lines of "
+            f"{server.log_path}:\n{_tail(server.log_path)}"
+        ),
+    )
+
+
+def wait_until_healthy(
+    base_url: str,
+    timeout_s: float,
+    *,
+    exited: Callable[[], str | None],
+    not_ready: Callable[[], str],
+) -> None:
+    """Poll `<base_url>/models` until it answers 200; a server that died (`exited` returns why)
+    or one not ready by the deadline (`not_ready` says why) is a VLLMServerError."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if server.process.poll() is not None:
-            raise VLLMServerError(
-                f"vLLM exited with code {server.process.returncode} during start-up. "
-                f"Last lines of {server.log_path}:\n{_tail(server.log_path)}"
-            )
+        reason = exited()
+        if reason is not None:
+            raise VLLMServerError(reason)
         try:
-            if httpx.get(server.base_url + "/models", timeout=2.0).status_code == 200:
+            if httpx.get(base_url + "/models", timeout=2.0).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
         time.sleep(1.0)
-    raise VLLMServerError(
-        f"vLLM did not become healthy within {timeout_s:.0f} s. Last lines of "
-        f"{server.log_path}:\n{_tail(server.log_path)}"
-    )
+    raise VLLMServerError(not_ready())
 
 
 def _tail(path: Path, lines: int = 25) -> str:

@@ -89,3 +89,33 @@ def test_early_exit_reports_log_tail(tmp_path):
         VLLMServerError, match="(?s)exited with code 0 during start-up.*ValueError: bad model"
     ):
         _wait_healthy(server, timeout_s=5)
+
+
+def test_wait_until_healthy_returns_on_200_and_names_death_or_timeout() -> None:
+    import http.server
+    import threading
+
+    from harness.models.vllm_server import VLLMServerError, free_port, wait_until_healthy
+
+    class _Models(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+            self.send_response(200 if self.path == "/v1/models" else 404)
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Models)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        wait_until_healthy(url, 5, exited=lambda: None, not_ready=lambda: "late")
+        with pytest.raises(VLLMServerError, match="exited with code 3"):
+            wait_until_healthy(url, 5, exited=lambda: "exited with code 3", not_ready=lambda: "")
+    finally:
+        server.shutdown()
+    closed = f"http://127.0.0.1:{free_port()}/v1"
+    with pytest.raises(VLLMServerError, match="not healthy within 1 s"):
+        wait_until_healthy(
+            closed, 1, exited=lambda: None, not_ready=lambda: "not healthy within 1 s"
+        )
