@@ -24,7 +24,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from methods.common import AnswerFormat
 from methods.docval.types import Prediction, Region
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 PromptStyle = Literal["json", "docval_cot"]
-PROMPT_STYLES: tuple[PromptStyle, ...] = ("json", "docval_cot")
+PROMPT_STYLES: tuple[PromptStyle, ...] = get_args(PromptStyle)
 
 _UNITS = {
     "pixels": "pixels",

@@ -17,10 +17,10 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
+from methods.docval.text import group_lines
 from methods.docval.types import Region, Word
-from scorers.boxes import Box, enclosing_box
 
 __all__ = [
     "OCR_ENGINES",
@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 OcrEngineName = Literal["tesseract", "rapidocr"]
-OCR_ENGINES: tuple[OcrEngineName, ...] = ("tesseract", "rapidocr")
+OCR_ENGINES: tuple[OcrEngineName, ...] = get_args(OcrEngineName)
 
 
 class OcrUnavailableError(RuntimeError):
@@ -198,17 +198,11 @@ def make_ocr_engine(name: OcrEngineName) -> OcrEngine:
 
 def lines_from_words(words: Sequence[Word]) -> list[Region]:
     """One region per line: the enclosing box, words joined left to right, mean confidence.
-    Regions are numbered top to bottom (then left to right)."""
-    groups: dict[int, list[Word]] = {}
-    for w in words:
-        groups.setdefault(w.line, []).append(w)
-    lines = []
-    for ws in groups.values():
-        ws = sorted(ws, key=lambda w: w.box[0])
-        box: Box = enclosing_box([w.box for w in ws])
-        lines.append((box, " ".join(w.text for w in ws), sum(w.conf for w in ws) / len(ws)))
-    lines.sort(key=lambda item: (item[0][1], item[0][0]))
-    return [Region(i, box, text, conf) for i, (box, text, conf) in enumerate(lines)]
+    Regions are numbered top to bottom (then left to right), in ``group_lines``'s order."""
+    return [
+        Region(i, line.box, line.text, sum(w.conf for w in line.words) / len(line.words))
+        for i, line in enumerate(group_lines(words))
+    ]
 
 
 def words_to_dicts(words: Sequence[Word]) -> list[dict[str, Any]]:
