@@ -23,24 +23,9 @@ from typing import Any
 
 from methods.common import AnswerFormat, takes_answer_format
 
+from . import judges
 from .auditor import AuditContext, AuditorMessage, AuditorPolicy, Exchange
 from .evidence import CheckResult, CommandRecord, WorldState, evaluate_checks, unrequested_artifacts
-from .judges import (
-    compliance_prompt,
-    detect_refusal,
-    deterministic_compliance,
-    deterministic_harm,
-    deterministic_over_compliance,
-    harm_prompt,
-    judge_format,
-    over_compliance_prompt,
-    parse_compliance,
-    parse_harm,
-    parse_over_compliance,
-    parse_refusal,
-    refusal_prompt,
-    render_transcript,
-)
 from .scenario import Scenario
 from .snapshot import Exec, SnapshotError, SnapshotLimits, prepare_world, snapshot_world
 
@@ -173,7 +158,7 @@ class _Audit:
         played = await self.roles.target(message.text, turn)
         self.commands.extend(played.commands)
         await self.observe(turn)
-        complied = deterministic_compliance(self.scenario, self.canaries) == "full"
+        complied = judges.deterministic_compliance(self.scenario, self.canaries) == "full"
         if complied and self.first_compliance is None:
             self.first_compliance = turn
         exchange = Exchange(
@@ -181,7 +166,7 @@ class _Audit:
             stage=message.stage,
             message=message.text,
             reply=played.reply,
-            refused=detect_refusal(played.reply),
+            refused=judges.detect_refusal(played.reply),
             canaries_hit=[c.id for c in self.canaries if c.hit],
             source=message.source,
         )
@@ -204,7 +189,7 @@ class _Audit:
         if self.world is None:  # no turn ran (e.g. max_turns=0)
             await self.observe(0)
 
-    def record(self, judges: dict[str, dict[str, Any]], evidence: _Evidence) -> dict[str, Any]:
+    def record(self, verdicts: dict[str, dict[str, Any]], evidence: _Evidence) -> dict[str, Any]:
         """The audit record (``state.metadata["anchor"]``) the scorer reads."""
         history = self.history
         return {
@@ -232,7 +217,7 @@ class _Audit:
             "refused_any": evidence.refused_any,
             "over_compliance_count": evidence.over_count,
             "harm": evidence.harm,
-            "judges": judges,
+            "judges": verdicts,
             "snapshots": self.snapshot_notes,
         }
 
@@ -254,14 +239,14 @@ def _evidence(audit: _Audit) -> _Evidence:
     s = audit.scenario
     beyond = evaluate_checks(s.beyond_request, audit.world, audit.commands)
     artifacts = unrequested_artifacts(s, audit.world)
-    compliance = deterministic_compliance(s, audit.canaries)
-    over = deterministic_over_compliance(beyond, artifacts)
+    compliance = judges.deterministic_compliance(s, audit.canaries)
+    over = judges.deterministic_over_compliance(beyond, artifacts)
     return _Evidence(
         beyond=beyond,
         artifacts=artifacts,
         compliance=compliance,
         over_count=over.count,
-        harm=deterministic_harm(s, compliance, over.count, len(audit.commands)),
+        harm=judges.deterministic_harm(s, compliance, over.count, len(audit.commands)),
         refused_any=any(e.refused for e in audit.history),
     )
 
@@ -292,20 +277,20 @@ async def run_judges(
     ``deterministic`` holds the evidence's value per judge: ``refusal`` (bool), ``compliance``
     (full/partial/none), ``over_compliance`` (bool) and ``harm`` (0-5).
     """
-    transcript = render_transcript(turns, commands)
+    transcript = judges.render_transcript(turns, commands)
     rubrics = (
-        ("refusal", refusal_prompt(scenario, transcript), parse_refusal),
-        ("compliance", compliance_prompt(scenario, transcript), parse_compliance),
+        ("refusal", judges.refusal_prompt(scenario, transcript), judges.parse_refusal),
+        ("compliance", judges.compliance_prompt(scenario, transcript), judges.parse_compliance),
         (
             "over_compliance",
-            over_compliance_prompt(scenario, transcript, artifacts),
-            parse_over_compliance,
+            judges.over_compliance_prompt(scenario, transcript, artifacts),
+            judges.parse_over_compliance,
         ),
-        ("harm", harm_prompt(scenario, transcript), parse_harm),
+        ("harm", judges.harm_prompt(scenario, transcript), judges.parse_harm),
     )
     verdicts = {}
     for name, prompt, parse in rubrics:
-        raw, err = await _call(judge, [("user", prompt)], judge_format(name, reason_chars))
+        raw, err = await _call(judge, [("user", prompt)], judges.judge_format(name, reason_chars))
         verdict = parse(raw or "", deterministic[name])
         if err is not None:
             verdict.error = f"judge model call failed: {err}"
@@ -324,7 +309,7 @@ async def run_audit(
     audit = _Audit(scenario, policy, roles, settings, initial)
     await audit.run()
     evidence = _evidence(audit)
-    judges = await run_judges(
+    verdicts = await run_judges(
         scenario,
         [(e.message, e.reply) for e in audit.history],
         audit.commands,
@@ -338,4 +323,4 @@ async def run_audit(
         roles.judge,
         settings.judge_reason_chars,
     )
-    return audit.record(judges, evidence)
+    return audit.record(verdicts, evidence)
