@@ -145,9 +145,17 @@ def launching() -> Iterator[Callable[[int], None]]:
 
 
 def forget(pid: int) -> None:
-    """The direct child `pid` has been waited for by its owner."""
+    """The owner of the direct child `pid` is done with it. Until its status has been collected
+    it stays protected: a cancelled or timed-out call can end before asyncio's child watcher has
+    waited for the process, and reaping it here would take that status from the watcher."""
     with _lock:
-        _launched.discard(pid)
+        if pid not in _children():
+            _launched.discard(pid)
+
+
+def _prune_launched() -> None:
+    """Drop launched pids whose status has been collected (call with `_lock` held)."""
+    _launched.intersection_update(_children())
 
 
 def _children() -> set[int]:
@@ -191,6 +199,7 @@ def reap_orphans() -> int:
     with _lock:
         if _launching:
             return 0
+        _prune_launched()
         for pid in _children() - _launched:
             if _zombie_named(pid, b"bwrap"):
                 with contextlib.suppress(ChildProcessError):

@@ -22,10 +22,15 @@ class DockerUnavailableError(RuntimeError):
     """No usable Docker engine (SDK missing, daemon not running, no permission)."""
 
 
+_POOL_SIZE = 128
+
+
 @functools.cache
 def docker_client() -> Any:
     """The engine client (`docker.from_env()`, i.e. `DOCKER_HOST` or the local socket), shared by
-    the process. Long timeouts: image builds and a loaded machine's container starts are slow."""
+    the process. Long timeouts: image builds and a loaded machine's container starts are slow.
+    A pool as large as a run's concurrent samples: the SDK's default of 10 connections made
+    busy runs drop and re-open connections ("Connection pool is full")."""
     try:
         import docker
     except ImportError as ex:
@@ -33,7 +38,7 @@ def docker_client() -> Any:
             "the `docker` Python SDK is not installed (pip install docker; it is in pyproject.toml)"
         ) from ex
     try:
-        client = docker.from_env(timeout=600)
+        client = docker.from_env(timeout=600, max_pool_size=_POOL_SIZE)
         client.ping()
     except Exception as ex:  # noqa: BLE001 - any failure means: no engine; the reason is shown
         raise DockerUnavailableError(

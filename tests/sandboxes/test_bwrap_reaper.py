@@ -224,6 +224,13 @@ time.sleep(0.3)  # a zombie now, but ours to wait for
 out["reaped_while_own_child_exists"] = r.reap_orphans()
 out["own_child_status"] = mine.wait()
 r.forget(mine.pid)
+with r.launching() as register:
+    early = subprocess.Popen([fake])
+    register(early.pid)
+time.sleep(0.3)  # a zombie whose owner gives up before waiting (a cancelled call)
+r.forget(early.pid)
+out["reaped_after_early_forget"] = r.reap_orphans()  # still ours: its waiter comes later
+early.wait()
 subprocess.run(["sh", "-c", f"{fake} & sleep 0.01 & exit 0"], check=True)  # two orphans
 time.sleep(0.3)
 out["reaped"] = r.reap_orphans()
@@ -246,5 +253,5 @@ def test_reap_orphans_takes_only_orphaned_bwrap_zombies(tmp_path: Path) -> None:
                           env={**os.environ, "PYTHONPATH": str(PROJECT)})  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     out = __import__("json").loads(done.stdout)
-    assert out == {"reaped_while_own_child_exists": 0, "own_child_status": 0, "reaped": 1,
-                   "left": 1}, out  # fmt: skip
+    assert out == {"reaped_while_own_child_exists": 0, "own_child_status": 0,
+                   "reaped_after_early_forget": 0, "reaped": 1, "left": 1}, out  # fmt: skip
