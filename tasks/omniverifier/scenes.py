@@ -25,7 +25,7 @@ Levels: ``easy`` (plain background, ≤ 3 per group, no overlap, exact colours),
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -70,15 +70,7 @@ ErrorType = Literal[
     "wrong_relation",
     "wrong_text",
 ]
-ERROR_TYPES: tuple[ErrorType, ...] = (
-    "missing_object",
-    "extra_object",
-    "wrong_colour",
-    "wrong_size",
-    "wrong_count",
-    "wrong_relation",
-    "wrong_text",
-)
+ERROR_TYPES: tuple[ErrorType, ...] = get_args(ErrorType)
 SUBTASK_OF: dict[str, str] = {
     "missing_object": "Concept Existence: Object",
     "extra_object": "Concept Existence: Object",

@@ -137,24 +137,16 @@ def _user_message(
     reply_format: ReplyFormat = "m1",
 ) -> ChatMessageUser:
     width, height = int(state.metadata["width"]), int(state.metadata["height"])
-    if observation == "image":
-        image = state.metadata.get("image") or png_data_uri(render_scene_png(state.metadata))
-        prompt = verifier_prompt(
-            claim,
-            width,
-            height,
-            rationale=rationale,
-            box_format=box_format,
-            reply_format=reply_format,
-        )
-        return ChatMessageUser(content=[ContentImage(image=image), ContentText(text=prompt)])
-    if "scene" not in state.metadata:
-        raise ValueError(
-            f"sample {state.sample_id}: observation=objects needs a generated scene (the detector "
-            "reads the scene vocabulary); use observation=image with a VLM for this dataset"
-        )
-    found = ColourShapeDetector().detect(rendered_pixels(state.metadata))
-    objects = describe_detections(found, width, height)
+    objects = None
+    if observation == "objects":
+        if "scene" not in state.metadata:
+            raise ValueError(
+                f"sample {state.sample_id}: observation=objects needs a generated scene (the "
+                "detector reads the scene vocabulary); use observation=image with a VLM for this "
+                "dataset"
+            )
+        found = ColourShapeDetector().detect(rendered_pixels(state.metadata))
+        objects = describe_detections(found, width, height)
     prompt = verifier_prompt(
         claim,
         width,
@@ -164,6 +156,9 @@ def _user_message(
         objects=objects,
         reply_format=reply_format,
     )
+    if observation == "image":
+        image = state.metadata.get("image") or png_data_uri(render_scene_png(state.metadata))
+        return ChatMessageUser(content=[ContentImage(image=image), ContentText(text=prompt)])
     return ChatMessageUser(content=prompt)
 
 
