@@ -23,8 +23,10 @@ from typing import Any
 from inspect_ai.log import read_eval_log
 
 from methods.docval import (
+    Prediction,
     ValConfig,
     Validator,
+    ValReport,
     correction_record,
     regions_from_dicts,
     trace_record,
@@ -49,7 +51,9 @@ def _sha256(path: str) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else ""
 
 
-def _items(log: Any) -> list[tuple[Any, dict[str, Any]]]:
+def _validated(log: Any, validator: Validator) -> list[tuple[Any, Prediction, ValReport]]:
+    """Each scored sample's (sample, prediction, VAL report); samples that errored or carry no
+    docval prediction are passed over."""
     out = []
     for sample in log.samples or []:
         if sample.error is not None:
@@ -57,10 +61,21 @@ def _items(log: Any) -> list[tuple[Any, dict[str, Any]]]:
         info = (sample.metadata or {}).get(DOCVAL_KEY)
         if not isinstance(info, dict) or "prediction" not in info:
             continue
-        if not sample.metadata.get("gold_box"):
+        md = sample.metadata
+        if not md.get("gold_box"):
             raise ValueError(f"sample {sample.id}: no gold box, VAL cannot score it")
-        out.append((sample, info))
+        pred = prediction_from_record(info["prediction"])
+        report = validator.validate(
+            pred, list(md["answers"]), tuple(md["gold_box"]), regions_from_dicts(info["regions"])
+        )
+        out.append((sample, pred, report))
     return out
+
+
+def _write(out: str, records: list[dict[str, Any]], summary: dict[str, Any]) -> dict[str, Any]:
+    write_jsonl(out, records)
+    Path(str(out) + ".summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
 
 
 def export_traces(log_path: str, out: str) -> dict[str, Any]:
@@ -70,13 +85,9 @@ def export_traces(log_path: str, out: str) -> dict[str, Any]:
     teacher = (log.eval.model_roles or {}).get("teacher")
     teacher_name = getattr(teacher, "model", None) or log.eval.model
     kept, total = [], 0
-    for sample, info in _items(log):
+    for sample, pred, report in _validated(log, validator):
         total += 1
-        pred = prediction_from_record(info["prediction"])
         md = sample.metadata
-        report = validator.validate(
-            pred, list(md["answers"]), tuple(md["gold_box"]), regions_from_dicts(info["regions"])
-        )
         if report.passed:
             kept.append(
                 trace_record(
@@ -89,7 +100,6 @@ def export_traces(log_path: str, out: str) -> dict[str, Any]:
                     report=report,
                 )
             )
-    write_jsonl(out, kept)
     summary = {
         "log": str(log_path),
         "traces": total,
@@ -97,8 +107,7 @@ def export_traces(log_path: str, out: str) -> dict[str, Any]:
         "pass_rate": len(kept) / total if total else None,
         "q_min": config.q_min,
     }
-    Path(str(out) + ".summary.json").write_text(json.dumps(summary, indent=2))
-    return summary
+    return _write(out, kept, summary)
 
 
 def export_corrections(log_path: str, out: str, *, include_valid: bool = False) -> dict[str, Any]:
@@ -111,13 +120,9 @@ def export_corrections(log_path: str, out: str, *, include_valid: bool = False) 
         )
     validator = Validator(_config(log), mode="verifier")
     records, total, invalid = [], 0, 0
-    for sample, info in _items(log):
+    for sample, pred, report in _validated(log, validator):
         total += 1
-        pred = prediction_from_record(info["prediction"])
         md = sample.metadata
-        report = validator.validate(
-            pred, list(md["answers"]), tuple(md["gold_box"]), regions_from_dicts(info["regions"])
-        )
         invalid += not report.passed
         if include_valid or not report.passed:
             records.append(
@@ -131,7 +136,6 @@ def export_corrections(log_path: str, out: str, *, include_valid: bool = False) 
                     split=md["split"],
                 )
             )
-    write_jsonl(out, records)
     summary = {
         "log": str(log_path),
         "predictions": total,
@@ -139,8 +143,7 @@ def export_corrections(log_path: str, out: str, *, include_valid: bool = False) 
         "error_rate": invalid / total if total else None,
         "records": len(records),
     }
-    Path(str(out) + ".summary.json").write_text(json.dumps(summary, indent=2))
-    return summary
+    return _write(out, records, summary)
 
 
 def main(argv: list[str] | None = None) -> int:
