@@ -33,6 +33,7 @@ from tasks.docval.sroie import (
     DatasetFormatError,
     SroieDocument,
     SroieLoad,
+    decoded_image_size,
     load_sroie,
 )
 
@@ -279,20 +280,6 @@ def load_sroie_samples(split: Split, *, limit_docs: int | None = None) -> Loaded
 # --------------------------------------------------------------------------- DocVQA
 
 
-def _decodable_size(path: Path, where: str) -> tuple[int, int]:
-    from PIL import Image, UnidentifiedImageError
-
-    if not path.is_file():
-        raise DatasetFormatError(f"{where}: image file {path} does not exist")
-    try:
-        with Image.open(path) as img:
-            img.verify()
-        with Image.open(path) as img:
-            return img.size
-    except (UnidentifiedImageError, OSError, SyntaxError) as exc:
-        raise DatasetFormatError(f"{where}: image {path} does not decode ({exc})") from exc
-
-
 def docvqa_record_to_sample(record: dict[str, Any], root: Path, source: Path, index: int) -> Sample:
     """One DocVQA (SP: ``image``) or MP-DocVQA (``page_ids`` + ``answer_page_idx``, images in
     ``images/<page_id>.jpg``) question. Answers must be a non-empty list of strings; an
@@ -327,7 +314,9 @@ def docvqa_record_to_sample(record: dict[str, Any], root: Path, source: Path, in
         doc_id = str(record.get("doc_id", pages[idx]))
     else:
         raise DatasetFormatError(f"{where}: neither 'image' (DocVQA) nor 'page_ids' (MP-DocVQA)")
-    size = _decodable_size(image, where)
+    if not image.is_file():
+        raise DatasetFormatError(f"{where}: image file {image} does not exist")
+    size = decoded_image_size(image, f"{where}: image {image}")
     box = record.get("answer_bbox")
     if box is not None:
         reason = validate_box(box, size)

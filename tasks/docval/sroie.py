@@ -44,6 +44,7 @@ __all__ = [
     "SroieDocument",
     "SroieLine",
     "SroieLoad",
+    "decoded_image_size",
     "load_sroie",
     "match_field",
     "parse_box_file",
@@ -234,10 +235,22 @@ def match_field(name: str, value: str, lines: list[SroieLine]) -> FieldMatch | N
     return FieldMatch(box, kind, idx, sim, len(unique), tuple(c[1] for c in alternatives))
 
 
-def load_sroie(root: Path) -> SroieLoad:
-    """Every receipt under ``root`` (img/, box/, key/), each key field matched to a box."""
+def decoded_image_size(path: Path, where: str) -> tuple[int, int]:
+    """The image's (width, height) once it fully decodes; else ``DatasetFormatError`` at
+    ``where``."""
     from PIL import Image, UnidentifiedImageError
 
+    try:
+        with Image.open(path) as img:
+            img.verify()
+        with Image.open(path) as img:
+            return img.size
+    except (UnidentifiedImageError, OSError, SyntaxError) as exc:
+        raise DatasetFormatError(f"{where}: not a decodable image ({exc})") from exc
+
+
+def load_sroie(root: Path) -> SroieLoad:
+    """Every receipt under ``root`` (img/, box/, key/), each key field matched to a box."""
     for sub in ("img", "box", "key"):
         if not (root / sub).is_dir():
             raise DatasetFormatError(f"{root}: missing folder {sub}/ (expected img/, box/, key/)")
@@ -251,13 +264,7 @@ def load_sroie(root: Path) -> SroieLoad:
         for p in (image_path, box_path):
             if not p.is_file():
                 raise DatasetFormatError(f"{key_path}: its companion file {p} is missing")
-        try:
-            with Image.open(image_path) as img:
-                img.verify()
-            with Image.open(image_path) as img:
-                size = img.size
-        except (UnidentifiedImageError, OSError, SyntaxError) as exc:
-            raise DatasetFormatError(f"{image_path}: not a decodable image ({exc})") from exc
+        size = decoded_image_size(image_path, str(image_path))
         try:
             key = json.loads(key_path.read_text(encoding="utf-8"))
         except (ValueError, UnicodeDecodeError) as exc:

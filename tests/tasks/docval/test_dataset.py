@@ -342,5 +342,5 @@ def test_docvqa_undecodable_image(tmp_path):
         [{"questionId": 2, "question": "Q?", "image": "documents/bad.png", "answers": ["a"]}],
     )
     (tmp_path / "documents" / "bad.png").write_bytes(b"garbage")
-    with pytest.raises(DatasetFormatError, match=r"bad.png does not decode"):
+    with pytest.raises(DatasetFormatError, match=r"bad.png: not a decodable image"):
         docvqa_record_to_sample(json.loads(path.read_text())["data"][0], tmp_path, path, 0)
