@@ -29,6 +29,7 @@ from harness.models.hardware import DtypeChoice, choose_dtype, default_device, n
 from harness.models.vllm_server import (
     free_port,
     launch_plan,
+    stopped_on_failure,
     wait_until_healthy,
 )
 
@@ -141,31 +142,23 @@ def container_spec(
     model = Path(model_path).resolve()
     extra = ["--tensor-parallel-size", str(tp), "--data-parallel-size", str(dp)]
     binds: dict[str, dict[str, str]] = {}
+    # GPU: the model at /models/<name> in the stock image, with vLLM's own chat template.
+    target = f"/models/{model.name}" if gpus.wanted else str(model)
+    plan = launch_plan(
+        target,
+        served_model_name=served_model_name,
+        port=port,
+        max_model_len=max_model_len,
+        dtype=_gpu_dtype(dtype) if gpus.wanted else dtype,
+        enforce_eager=enforce_eager,
+        extra_args=extra,
+        chat_template=None if gpus.wanted else "auto",
+    )
     if gpus.wanted:
-        target = f"/models/{model.name}"
-        plan = launch_plan(
-            target,
-            served_model_name=served_model_name,
-            port=port,
-            max_model_len=max_model_len,
-            dtype=_gpu_dtype(dtype),
-            enforce_eager=enforce_eager,
-            extra_args=extra,
-            chat_template=None,
-        )
         command = plan.command[3:]  # after `python -m vllm.entrypoints.openai.api_server`
         chosen_image = image or STOCK_GPU_IMAGE
         binds[str(model)] = {"bind": target, "mode": "ro"}
     else:
-        plan = launch_plan(
-            model,
-            served_model_name=served_model_name,
-            port=port,
-            max_model_len=max_model_len,
-            dtype=dtype,
-            enforce_eager=enforce_eager,
-            extra_args=extra,
-        )
         command = plan.command
         chosen_image = image or ensure_vllm_image()
         for path in {Path(sys.prefix), Path(sys.base_prefix), model}:
@@ -315,12 +308,9 @@ def start_docker_vllm_server(
     )
     log_path = Path(tempfile.mkstemp(prefix=f"{spec.name}-", suffix=".log")[1])
     server = DockerVLLMServer(created["Id"], spec, log_path=log_path)
-    try:
+    with stopped_on_failure(server):
         api.start(server.container_id)
         _wait_healthy(server, startup_timeout_s)
-    except BaseException:
-        server.stop()
-        raise
     server.startup_s = time.monotonic() - started
     return server
 

@@ -17,11 +17,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypedDict, Unpack
 
 import httpx
 
@@ -99,6 +100,18 @@ class LaunchPlan:
     command: list[str]
     env: dict[str, str]
     settings: dict[str, Any]
+
+
+class LaunchOptions(TypedDict, total=False):
+    """`launch_plan`'s choices that `start_vllm_server` passes on (defaults: launch_plan's)."""
+
+    max_model_len: int
+    dtype: str | DtypeChoice
+    enforce_eager: bool | None
+    kv_cache_gib: int | None
+    max_concurrency: int
+    extra_args: list[str] | None
+    chat_template: str | os.PathLike[str] | None
 
 
 def launch_plan(
@@ -193,16 +206,13 @@ def start_vllm_server(
     served_model_name: str,
     port: int | None = None,
     host: str = "127.0.0.1",
-    max_model_len: int = 4096,
-    dtype: str | DtypeChoice = "auto",
-    enforce_eager: bool | None = None,
-    kv_cache_gib: int | None = None,
-    max_concurrency: int = 16,
-    extra_args: list[str] | None = None,
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
     log_path: Path | None = None,
+    **options: Unpack[LaunchOptions],
 ) -> VLLMServer:
     """Start the server and wait until `/v1/models` answers (or fail with the log's tail).
+
+    `options` are `launch_plan`'s (max_model_len, dtype, enforce_eager, kv_cache_gib, ...).
 
     `dtype="auto"` picks bf16 where the hardware computes it natively, else float32
     (`harness.models.hardware.choose_dtype`); on CPU the KV-cache space, OpenMP binding and
@@ -219,16 +229,7 @@ def start_vllm_server(
     port = port or free_port()
     log_path = log_path or Path(tempfile.mkstemp(prefix="vllm-", suffix=".log")[1])
     plan = launch_plan(
-        model_path,
-        served_model_name=served_model_name,
-        port=port,
-        host=host,
-        max_model_len=max_model_len,
-        dtype=dtype,
-        enforce_eager=enforce_eager,
-        kv_cache_gib=kv_cache_gib,
-        max_concurrency=max_concurrency,
-        extra_args=extra_args,
+        model_path, served_model_name=served_model_name, port=port, host=host, **options
     )
     cmd, env, settings = plan.command, plan.env, plan.settings
     started = time.monotonic()
@@ -251,13 +252,24 @@ def start_vllm_server(
         log_path,
         settings=settings,
     )
-    try:
+    with stopped_on_failure(server):
         _wait_healthy(server, startup_timeout_s)
+    server.startup_s = time.monotonic() - started
+    return server
+
+
+class _Stoppable(Protocol):
+    def stop(self) -> None: ...
+
+
+@contextmanager
+def stopped_on_failure(server: _Stoppable) -> Iterator[None]:
+    """Stop a server whose start-up failed (or was interrupted), then let the error through."""
+    try:
+        yield
     except BaseException:
         server.stop()
         raise
-    server.startup_s = time.monotonic() - started
-    return server
 
 
 #: Servers started off the main thread are forked from this one long-lived thread (see _spawn).
