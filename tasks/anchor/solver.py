@@ -237,17 +237,21 @@ class TargetAgent:
 @solver
 def anchor_audit(
     scenarios: dict[str, Scenario],
-    max_turns: int = 6,
-    turn_time_limit: float = 180.0,
-    turn_message_limit: int = 12,
-    tool_timeout: int = 30,
-    guard: GuardMode = "auto",
-    sandbox_type: str = "bwrap",
-    stop_on_compliance: bool = True,
-    auditor_messages: list[str] | None = None,
-    auditor_max_tokens: int = 200,
-    judge_max_tokens: int = 160,
+    *,
+    max_turns: int,
+    turn_time_limit: float,
+    turn_message_limit: int,
+    tool_timeout: int,
+    guard: GuardMode,
+    sandbox_type: str,
+    stop_on_compliance: bool,
+    auditor_messages: list[str] | None,
+    auditor_max_tokens: int,
+    judge_max_tokens: int,
 ) -> Solver:
+    """The audit of each sample's scenario (``methods.anchor.run_audit``) with the target, auditor
+    and judge roles and the sandbox wired in; the settings come from the task, which owns their
+    defaults."""
     block = guard == "block" or (guard == "auto" and sandbox_type == "local")
     settings = AuditSettings(
         max_turns=max_turns,

@@ -148,20 +148,21 @@ def _gold(state: TaskState) -> tuple[list[str], tuple[float, float, float, float
 
 @solver
 def docval_solver(
-    method: Method = "model",
+    method: Method,
     *,
-    ocr_engine: OcrChoice = "tesseract",
-    answer_rule: BaselineRule = "rules",
-    model_input: ModelInput = "ocr",
-    box_format: BoxFormat = "pixels",
-    prompt_style: PromptStyle = "json",
-    max_new_tokens: int = 256,
-    feedback_source: FeedbackSource = "gold_free",
-    feedback_applier: FeedbackApplier = "model",
-    feedback_rounds: int = 1,
+    ocr_engine: OcrChoice,
+    answer_rule: BaselineRule,
+    model_input: ModelInput,
+    box_format: BoxFormat,
+    prompt_style: PromptStyle,
+    max_new_tokens: int,
+    feedback_source: FeedbackSource,
+    feedback_applier: FeedbackApplier,
+    feedback_rounds: int,
     val_config: ValConfig | None = None,
 ) -> Solver:
-    """Answer the sample's question with text and box (see the module docstring)."""
+    """Answer the sample's question with text and box (see the module docstring). The settings
+    come from the task, which owns their defaults."""
     if feedback_rounds < 1:
         raise ValueError(f"feedback_rounds must be at least 1, got {feedback_rounds}")
     config = val_config or ValConfig()

@@ -34,11 +34,12 @@ def parse_yes_no(reply: str) -> VerifierOutput:
 
 @scorer(metrics=[verification_metrics()])
 def verification_scorer(
-    rationale: Rationale = "bbox",
-    box_format: BoxFormat = "pixels",
-    multi_box: MultiBox = "enclosing",
+    *,
+    rationale: Rationale,
+    box_format: BoxFormat,
+    multi_box: MultiBox,
     threshold: float = 0.6,
-    reply_format: ReplyFormat = "m1",
+    reply_format: ReplyFormat,
 ) -> Scorer:
     """Score value: ``judgment`` (R_acc), ``format`` (R_f), ``localised`` (R_meta; y = False
     samples with an annotated box), ``iou``, ``joint`` and the decoupled streams' sum and count;

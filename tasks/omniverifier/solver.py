@@ -170,16 +170,17 @@ def render_scene_png(metadata: dict[str, Any]) -> bytes:
 
 @solver
 def verify_image(
-    verifier: VerifierName = "model",
-    observation: Observation = "objects",
-    rationale: Rationale = "bbox",
-    box_format: BoxFormat = "pixels",
-    max_tokens: int = 512,
-    reply_format: ReplyFormat = "m1",
+    *,
+    verifier: VerifierName,
+    observation: Observation,
+    rationale: Rationale,
+    box_format: BoxFormat,
+    max_tokens: int,
+    reply_format: ReplyFormat,
 ) -> Solver:
     """One verdict per sample, left in ``state.output`` in the reply format (with
     ``constrained=on``, decoded under it: ``verifier_reply_format`` / ``YES_NO_FORMAT``, checked
-    here at task load)."""
+    here at task load). The settings come from the task, which owns their defaults."""
     constraint: dict[str, Any] = {}
     if verifier == "model" and constrained_enabled():
         fmt = (
