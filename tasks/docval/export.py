@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +52,19 @@ def _sha256(path: str) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else ""
 
 
-def _validated(log: Any, validator: Validator) -> list[tuple[Any, Prediction, ValReport]]:
-    """Each scored sample's (sample, prediction, VAL report); samples that errored or carry no
-    docval prediction are passed over."""
+@dataclass(frozen=True)
+class _Checked:
+    """One logged prediction with VAL's report and the sample fields every record carries."""
+
+    fields: dict[str, str]  # sample_id, question, image, image_sha256
+    metadata: dict[str, Any]
+    prediction: Prediction
+    report: ValReport
+
+
+def _validated(log: Any, validator: Validator) -> list[_Checked]:
+    """Each scored sample's prediction and VAL report; samples that errored or carry no docval
+    prediction are passed over."""
     out = []
     for sample in log.samples or []:
         if sample.error is not None:
@@ -68,7 +79,13 @@ def _validated(log: Any, validator: Validator) -> list[tuple[Any, Prediction, Va
         report = validator.validate(
             pred, list(md["answers"]), tuple(md["gold_box"]), regions_from_dicts(info["regions"])
         )
-        out.append((sample, pred, report))
+        fields = {
+            "sample_id": str(sample.id),
+            "question": md["question"],
+            "image": md["image"],
+            "image_sha256": _sha256(md["image"]),
+        }
+        out.append(_Checked(fields, md, pred, report))
     return out
 
 
@@ -85,19 +102,15 @@ def export_traces(log_path: str, out: str) -> dict[str, Any]:
     teacher = (log.eval.model_roles or {}).get("teacher")
     teacher_name = getattr(teacher, "model", None) or log.eval.model
     kept, total = [], 0
-    for sample, pred, report in _validated(log, validator):
+    for item in _validated(log, validator):
         total += 1
-        md = sample.metadata
-        if report.passed:
+        if item.report.passed:
             kept.append(
                 trace_record(
-                    sample_id=str(sample.id),
-                    question=md["question"],
-                    image=md["image"],
-                    image_sha256=_sha256(md["image"]),
+                    **item.fields,
                     teacher=str(teacher_name),
-                    prediction=pred,
-                    report=report,
+                    prediction=item.prediction,
+                    report=item.report,
                 )
             )
     summary = {
@@ -120,20 +133,16 @@ def export_corrections(log_path: str, out: str, *, include_valid: bool = False) 
         )
     validator = Validator(_config(log), mode="verifier")
     records, total, invalid = [], 0, 0
-    for sample, pred, report in _validated(log, validator):
+    for item in _validated(log, validator):
         total += 1
-        md = sample.metadata
-        invalid += not report.passed
-        if include_valid or not report.passed:
+        invalid += not item.report.passed
+        if include_valid or not item.report.passed:
             records.append(
                 correction_record(
-                    sample_id=str(sample.id),
-                    question=md["question"],
-                    image=md["image"],
-                    image_sha256=_sha256(md["image"]),
-                    prediction=pred,
-                    report=report,
-                    split=md["split"],
+                    **item.fields,
+                    prediction=item.prediction,
+                    report=item.report,
+                    split=item.metadata["split"],
                 )
             )
     summary = {
