@@ -124,6 +124,28 @@ def _check_mistake_agent(t: Trajectory, where: str, strict: bool) -> Trajectory:
     return t
 
 
+def _annotated(
+    record: Mapping[str, Any],
+    where: str,
+    steps: tuple[Step, ...],
+    mistake_step: Any,
+    *,
+    strict: bool,
+    **fields: Any,
+) -> Trajectory:
+    """The trajectory with its gold annotation. Both formats read the question, the mistake
+    agent, step and reason alike; `fields` are the format's own (id, ground truth, team, ...)."""
+    trajectory = Trajectory(
+        question=str(record.get("question") or ""),
+        steps=steps,
+        mistake_agent=str(_require(record, "mistake_agent", where, str)).strip(),
+        mistake_step=_step_index(mistake_step, len(steps), where),
+        mistake_reason=str(record.get("mistake_reason") or ""),
+        **fields,
+    )
+    return _check_mistake_agent(trajectory, where, strict)
+
+
 def who_and_when_record(
     record: Mapping[str, Any], *, subset: str, file_id: str, strict: bool = False
 ) -> Trajectory:
@@ -142,24 +164,22 @@ def who_and_when_record(
     # AG turns carry the expert in `name` (role is user/assistant); HC turns only have `role`.
     speaker_keys = ("name", "role") if subset == "algorithm_generated" else ("role", "name")
     steps = _steps(history, where, speaker_keys)
-    mistake_agent = str(_require(record, "mistake_agent", where, str)).strip()
-    step = _step_index(_require(record, "mistake_step", where, (str, int)), len(steps), where)
+    mistake_step = _require(record, "mistake_step", where, (str, int))
     system_prompt = record.get("system_prompt") or {}
     team = tuple(str(k) for k in system_prompt) if isinstance(system_prompt, Mapping) else ()
     meta = {k: record[k] for k in _OPTIONAL_KEYS if k in record}
     meta.update({"subset": subset, "file": f"{SUBSETS[subset]}/{file_id}.json"})
-    trajectory = Trajectory(
+    return _annotated(
+        record,
+        where,
+        steps,
+        mistake_step,
+        strict=strict,
         id=f"{subset}/{file_id}",
-        question=str(record.get("question") or ""),
-        steps=steps,
         ground_truth=str(record.get("ground_truth") or ""),
-        mistake_agent=mistake_agent,
-        mistake_step=step,
-        mistake_reason=str(record.get("mistake_reason") or ""),
         team=team,
         metadata=meta,
     )
-    return _check_mistake_agent(trajectory, where, strict)
 
 
 def correct_error_record(
@@ -178,8 +198,6 @@ def correct_error_record(
     if not isinstance(history, list) or not history:
         raise RecordError(f"{where}: field 'history' must be a non-empty list of turns")
     steps = _steps(history, where, ("name", "role"))
-    mistake_agent = str(_require(record, "mistake_agent", where, str)).strip()
-    step = _step_index(record.get("mistake_step"), len(steps), where)
     meta = {
         k: record[k]
         for k in (
@@ -193,17 +211,16 @@ def correct_error_record(
         if k in record
     }
     meta.update({"subset": "correct_error"})
-    trajectory = Trajectory(
+    return _annotated(
+        record,
+        where,
+        steps,
+        record.get("mistake_step"),
+        strict=strict,
         id=f"correct_error/{tid}",
-        question=str(record.get("question") or ""),
-        steps=steps,
         ground_truth=str(record.get("groundtruth") or ""),
-        mistake_agent=mistake_agent,
-        mistake_step=step,
-        mistake_reason=str(record.get("mistake_reason") or ""),
         metadata=meta,
     )
-    return _check_mistake_agent(trajectory, where, strict)
 
 
 def _numeric_key(path: Path) -> tuple[int, str]:
