@@ -22,7 +22,7 @@ Conventions (shared by docval and omniverifier):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -241,18 +241,21 @@ def map_50_95(
 
 def to_pixels(box: Sequence[float], fmt: BoxFormat, image_size: tuple[float, float]) -> Box:
     """Convert a box given in ``fmt`` (pixels, 0–1000 or 0–1 of the image size) to pixels."""
-    x1, y1, x2, y2 = (float(v) for v in box)
-    width, height = float(image_size[0]), float(image_size[1])
-    if fmt == "pixels":
-        return x1, y1, x2, y2
-    scale = {"0-1000": 1000.0, "0-1": 1.0}.get(fmt)
-    if scale is None:
-        raise ValueError(f"unknown box format {fmt!r}; expected one of {BOX_FORMATS}")
-    return x1 / scale * width, y1 / scale * height, x2 / scale * width, y2 / scale * height
+    return _convert(box, fmt, image_size, lambda v, side, scale: v / scale * side)
 
 
 def from_pixels(box: Sequence[float], fmt: BoxFormat, image_size: tuple[float, float]) -> Box:
     """Convert a pixel box to ``fmt`` (the inverse of ``to_pixels``)."""
+    return _convert(box, fmt, image_size, lambda v, side, scale: v / side * scale)
+
+
+def _convert(
+    box: Sequence[float],
+    fmt: BoxFormat,
+    image_size: tuple[float, float],
+    along: Callable[[float, float, float], float],
+) -> Box:
+    """Each coordinate mapped by ``along(value, image side, fmt's units per side)``."""
     x1, y1, x2, y2 = (float(v) for v in box)
     width, height = float(image_size[0]), float(image_size[1])
     if fmt == "pixels":
@@ -260,4 +263,9 @@ def from_pixels(box: Sequence[float], fmt: BoxFormat, image_size: tuple[float, f
     scale = {"0-1000": 1000.0, "0-1": 1.0}.get(fmt)
     if scale is None:
         raise ValueError(f"unknown box format {fmt!r}; expected one of {BOX_FORMATS}")
-    return x1 / width * scale, y1 / height * scale, x2 / width * scale, y2 / height * scale
+    return (
+        along(x1, width, scale),
+        along(y1, height, scale),
+        along(x2, width, scale),
+        along(y2, height, scale),
+    )

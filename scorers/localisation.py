@@ -16,6 +16,7 @@ are in the sample metadata (`mistake_agent`, `mistake_step`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from inspect_ai.scorer import (
@@ -31,7 +32,7 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 
 from scorers.agents import agent_key
-from scorers.stats import wilson_ci
+from scorers.stats import Interval, wilson_ci
 
 LOCALISATION_KEY = "localisation"
 
@@ -49,34 +50,28 @@ def agent_correct(pred: str | None, gold: str) -> bool:
     return bool(pred) and agent_key(pred) == agent_key(gold) and agent_key(gold) != ""
 
 
-def _binary_counts(scores: list[SampleScore]) -> tuple[int, int]:
-    values = [float(s.score.as_float()) for s in scores]
-    bad = [v for v in values if v not in (0.0, 1.0)]
-    if bad:
-        raise ValueError(f"Wilson interval needs 0/1 scores, got {bad[0]!r}")
-    return int(sum(values)), len(values)
+def _wilson_end(level: float, end: Callable[[Interval], float]) -> Metric:
+    # `scores` stays annotated: inspect passes SampleScores only to metrics that say so.
+    def compute(scores: list[SampleScore]) -> float:
+        values = [float(s.score.as_float()) for s in scores]
+        bad = [v for v in values if v not in (0.0, 1.0)]
+        if bad:
+            raise ValueError(f"Wilson interval needs 0/1 scores, got {bad[0]!r}")
+        return end(wilson_ci(int(sum(values)), len(values), level))
+
+    return compute
 
 
 @metric
 def wilson_low(level: float = 0.95) -> Metric:
     """Lower end of the Wilson score interval of a 0/1 accuracy (nan with no samples)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        k, n = _binary_counts(scores)
-        return wilson_ci(k, n, level).low
-
-    return compute
+    return _wilson_end(level, lambda ci: ci.low)
 
 
 @metric
 def wilson_high(level: float = 0.95) -> Metric:
     """Upper end of the Wilson score interval of a 0/1 accuracy (nan with no samples)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        k, n = _binary_counts(scores)
-        return wilson_ci(k, n, level).high
-
-    return compute
+    return _wilson_end(level, lambda ci: ci.high)
 
 
 def score_localisation(
