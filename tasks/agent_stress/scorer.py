@@ -20,15 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from inspect_ai.scorer import (
-    Metric,
-    SampleScore,
-    Score,
-    Scorer,
-    Target,
-    metric,
-    scorer,
-)
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import store
 
