@@ -9,6 +9,7 @@ from ._leaderboard import Leaderboard, build_leaderboard
 from ._plots import plots_for
 from ._reference import load_reference
 from ._render import (
+    ReportScope,
     board_view,
     render_html,
     render_markdown,
@@ -86,11 +87,9 @@ def build_report(
         runs=selected,
         leaderboards=boards,
     )
-    kwargs = dict(log_dir=log_dir, baseline=baseline, n_boot=n_boot, seed=seed)
-    result.html.write_text(render_html(views, selected, skipped, **kwargs), encoding="utf-8")
-    result.markdown.write_text(
-        render_markdown(views, selected, skipped, **kwargs), encoding="utf-8"
-    )
+    scope = ReportScope(selected, skipped, log_dir, baseline, n_boot, seed)
+    result.html.write_text(render_html(views, scope), encoding="utf-8")
+    result.markdown.write_text(render_markdown(views, scope), encoding="utf-8")
     write_csv(result.csv, boards)
     write_skipped_csv(result.skipped_csv, skipped)
     return result

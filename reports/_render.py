@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -331,29 +332,37 @@ def _env() -> jinja2.Environment:
     )
 
 
-def render_html(
-    views: list[dict[str, Any]],
-    runs: list[Run],
-    skipped: list[SkippedLog],
-    *,
-    log_dir: Path,
-    baseline: str | None,
-    n_boot: int,
-    seed: int,
-) -> str:
+@dataclass(frozen=True)
+class ReportScope:
+    """What both renderings say of the report as a whole: the runs used and the logs skipped,
+    where they were read from, the baseline, and how the intervals were drawn."""
+
+    runs: list[Run]
+    skipped: list[SkippedLog]
+    log_dir: Path
+    baseline: str | None
+    n_boot: int
+    seed: int
+
+    @property
+    def interval_rule(self) -> str:
+        return INTERVAL_RULE.format(n_boot=self.n_boot, seed=self.seed)
+
+
+def render_html(views: list[dict[str, Any]], scope: ReportScope) -> str:
     template = _env().get_template("report.html.jinja")
     return template.render(
         title="Leaderboards",
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        log_dir=public_dir(log_dir),
-        n_runs=len(runs),
-        skipped=[SkippedLog(x.path, x.task, x.model, public_text(x.reason)) for x in skipped],
-        baseline=baseline,
+        log_dir=public_dir(scope.log_dir),
+        n_runs=len(scope.runs),
+        skipped=[SkippedLog(x.path, x.task, x.model, public_text(x.reason)) for x in scope.skipped],
+        baseline=scope.baseline,
         selection_rule=SELECTION_RULE,
-        interval_rule=INTERVAL_RULE.format(n_boot=n_boot, seed=seed),
+        interval_rule=scope.interval_rule,
         paired_rule=PAIRED_RULE,
         boards=views,
-        runs=[_run_view(r) for r in runs],
+        runs=[_run_view(r) for r in scope.runs],
     )
 
 
@@ -400,24 +409,16 @@ def _md_table(header: list[str], rows: list[list[Any]]) -> list[str]:
     return lines
 
 
-def render_markdown(
-    views: list[dict[str, Any]],
-    runs: list[Run],
-    skipped: list[SkippedLog],
-    *,
-    log_dir: Path,
-    baseline: str | None,
-    n_boot: int,
-    seed: int,
-) -> str:
+def render_markdown(views: list[dict[str, Any]], scope: ReportScope) -> str:
+    runs, skipped = scope.runs, scope.skipped
     out = [
         "# Leaderboards",
         "",
-        f"From `{public_dir(log_dir)}` · {len(runs)} run(s) used, {len(skipped)} skipped · "
-        f"baseline: {baseline or 'none'}",
+        f"From `{public_dir(scope.log_dir)}` · {len(runs)} run(s) used, {len(skipped)} "
+        f"skipped · baseline: {scope.baseline or 'none'}",
         "",
         f"- Run selection: {SELECTION_RULE}",
-        f"- Intervals: {INTERVAL_RULE.format(n_boot=n_boot, seed=seed)}",
+        f"- Intervals: {scope.interval_rule}",
         f"- Paired tests: {PAIRED_RULE}",
         "",
     ]
