@@ -27,7 +27,7 @@ import numpy as np
 from inspect_ai.dataset import Sample
 
 from harness.data import content_hash, data_path, text_hash
-from harness.hub import DataSpec
+from harness.hub import DatasetFormatError, DataSpec
 
 ADBENCH_SETS: tuple[str, ...] = (
     "2_annthyroid",
@@ -64,10 +64,6 @@ DATA: tuple[DataSpec, ...] = (
     ),
 )
 _MIN_NORMALS = 4  # two per half, so every model sees at least two training rows
-
-
-class DatasetFormatError(ValueError):
-    """A dataset file or array is malformed; the message names the source and the problem."""
 
 
 @dataclass(frozen=True)
@@ -188,13 +184,9 @@ def load_table(source: str | Path, name: str | None = None) -> TabularDataset:
     [?config=&split=]``) read through `datasets` (``harness.hub``); label column as for CSV."""
     import pandas as pd
 
-    from harness.hub import DatasetFormatError as HubFormatError
     from harness.hub import read_records
 
-    try:
-        records = read_records(str(source))
-    except HubFormatError as exc:
-        raise DatasetFormatError(str(exc)) from None
+    records = read_records(str(source))
     stem = str(source).split("?")[0].rstrip("/").split("/")[-1].split("@")[0]
     frame = pd.DataFrame(records.rows)
     return _from_frame(frame, records.source, records.content_hash, name or Path(stem).stem)

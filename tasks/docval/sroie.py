@@ -33,6 +33,7 @@ from pathlib import Path
 
 from rapidfuzz.distance import Levenshtein
 
+from harness.hub import DatasetFormatError
 from methods.docval.types import Word
 from scorers.boxes import Box, enclosing_box
 
@@ -60,10 +61,6 @@ SROIE_QUESTIONS = {
 _MIN_RUN_SIMILARITY = 0.8
 _MAX_RUN = 6
 _SPACE = re.compile(r"\s+")
-
-
-class DatasetFormatError(ValueError):
-    """A data file that does not follow its format (names the file, record and field)."""
 
 
 @dataclass(frozen=True)

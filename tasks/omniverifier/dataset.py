@@ -25,7 +25,7 @@ from typing import Any
 
 from inspect_ai.dataset import Sample
 
-from harness.hub import DataSpec, HubDataset, read_records
+from harness.hub import DatasetFormatError, DataSpec, HubDataset, read_records
 from tasks.omniverifier.render import render
 from tasks.omniverifier.scenes import ERROR_TYPES, make_pair
 
@@ -61,10 +61,6 @@ DATA: tuple[DataSpec, ...] = (
         VIVERBENCH_HOW_TO_GET,
     ),
 )
-
-
-class DatasetFormatError(ValueError):
-    """A malformed record; the message names the file, the record and the field."""
 
 
 def png_data_uri(png: bytes) -> str:
