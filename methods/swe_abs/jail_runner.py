@@ -784,21 +784,34 @@ def _send(fd: int, payload: dict[str, Any]) -> None:
         view = view[n:]
 
 
-def _kill_group(pid: int) -> None:
-    """SIGKILL the child's process group until it is empty (reaping the child itself)."""
+def _kill_group(pid: int, reaped: bool = False) -> bool:
+    """SIGKILL the child and its process group until the group is empty, reaping the child
+    (unless ``reaped`` already); True when the child is reaped. The child is also killed by
+    pid: one not yet scheduled since the fork may not have joined its group."""
     deadline = time.monotonic() + 5
-    reaped = False
     while time.monotonic() < deadline:
+        if not reaped:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         try:
             os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
-            break
+            if reaped:
+                break
         if not reaped:
             try:
                 reaped = os.waitpid(pid, os.WNOHANG)[0] == pid
             except ChildProcessError:
                 reaped = True
         time.sleep(0.005)
+    return reaped
+
+
+def _enter_own_group() -> None:
+    """In the child: lead a process group of its own (the parent sets it too, see run_child)."""
+    os.setpgid(0, 0)
 
 
 def _fork() -> int:
@@ -817,7 +830,7 @@ def run_child(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
     if pid == 0:  # the child
         os.close(read_fd)
         try:
-            os.setpgid(0, 0)
+            _enter_own_group()
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
@@ -831,6 +844,12 @@ def run_child(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
             _send(write_fd, result)
         finally:
             os._exit(0)
+    # The parent sets the child's group too: a child not yet scheduled when its limit expires
+    # would otherwise not be in the group that is killed, and the wait below would never end.
+    try:
+        os.setpgid(pid, pid)
+    except OSError:
+        pass  # the child already did it (or has exited)
     os.close(write_fd)
     timeout = float(job.get("timeout", 60))
     chunks: list[bytes] = []
@@ -847,13 +866,12 @@ def run_child(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
                 break
             chunks.append(chunk)
     os.close(read_fd)
-    if timed_out:
-        _kill_group(pid)
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
-    _kill_group(pid)  # leftovers of the child's process group (none, usually)
+    if not (timed_out and _kill_group(pid)):
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+    _kill_group(pid, reaped=True)  # leftovers of the child's process group (none, usually)
     elapsed = round(time.monotonic() - started, 4)
     if timed_out:
         return {"timed_out": True, "seconds": elapsed, "status": {}}

@@ -81,3 +81,55 @@ def test_emitted_tests_are_plain_code():
     raising = jr._emit_test(spec, {"x": 3}, ("raise", "ValueError"), "test_r")
     assert "with pytest.raises(Exception):" in raising
     assert jr._emit_test(spec, {"x": object()}, ("ok", 1), "t") is None
+
+
+def test_a_job_that_loops_is_killed_at_its_limit_even_before_its_child_ran(monkeypatch):
+    """The runner's per-job limit holds when the forked child has not yet been scheduled to
+    enter its own process group (a loaded machine): the parent puts it there and kills it by
+    pid too, instead of waiting on it for ever. No candidate code: the job is a bare loop."""
+    import os
+    import signal
+    import time
+
+    def spin(_runner, _job):
+        while True:
+            pass
+
+    real_enter = jr._enter_own_group
+
+    def late_enter():  # the child is slow to run its first lines
+        time.sleep(1.0)
+        real_enter()
+
+    def stuck(_signum, _frame):
+        raise TimeoutError("run_child did not return: the looping job was not killed")
+
+    forked: list[int] = []
+    real_fork = jr._fork
+
+    def fork():
+        pid = real_fork()
+        if pid:
+            forked.append(pid)
+        return pid
+
+    monkeypatch.setitem(jr.JOBS, "spin", spin)
+    monkeypatch.setattr(jr, "_enter_own_group", late_enter)
+    monkeypatch.setattr(jr, "_fork", fork)
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.setitimer(signal.ITIMER_REAL, 20)
+    result: dict = {}
+    try:
+        started = time.monotonic()
+        result = jr.run_child(None, {"id": "m", "kind": "spin", "timeout": 0.2})
+        elapsed = time.monotonic() - started
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        for pid in forked if not result else ():  # the runner did not: no loop outlives the test
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    assert result["timed_out"] and jr.killed(result)  # a timeout counts as killed
+    assert 0.2 <= result["seconds"] and elapsed < 6
