@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.metrics import roc_curve
 
 from ._compare import Comparison, compare_rows
 from ._reference import ReferenceMatch, ReferenceTable, match_reference
@@ -449,6 +448,10 @@ def _fill_cell(
                 f"per-sample estimate {ci.estimate:.4g} differs from the logged value"
             )
         if vals.kind == "auroc" and vals.y is not None and vals.y.min() != vals.y.max():
+            # imported here: scikit-learn costs seconds to import, and every `harness eval`
+            # summary loads this module for the headline metric's schema
+            from sklearn.metrics import roc_curve
+
             fpr, tpr, _ = roc_curve(vals.y, vals.x)
             row.roc[metric.id] = (fpr, tpr)
     elif metric.interval.kind != "none" and cell.present and note:
