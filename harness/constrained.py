@@ -37,11 +37,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from harness.models.grammar import Constraint, ConstraintError, check_constraint
+from harness.models.grammar import (
+    MAX_PATTERN_REPEAT,
+    Constraint,
+    ConstraintError,
+    check_constraint,
+)
 
 #: Set by `harness eval constrained=on|off` for the run (read when a task builds its request).
 CONSTRAINED_ENV = "HARNESS_CONSTRAINED"
 ReplyStatus = Literal["ok", "truncated", "format_failure"]
+#: The longest `{0,n}` a bounded string's regex or schema `pattern` may use: xgrammar 0.2.8 (the
+#: engine of both back-ends) fails to compile a larger repetition for a real tokenizer.
+MAX_BOUNDED_STRING = MAX_PATTERN_REPEAT
 
 
 class AnswerFormatError(ValueError):

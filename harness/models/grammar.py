@@ -53,15 +53,18 @@ class Constraint:
 
 
 def constraint_from_request(
-    config: Any, tools: Sequence[Any] = (), tool_choice: Any = None
+    config: Any, tools: Sequence[Any] = (), tool_choice: Any = None, max_tokens: int | None = None
 ) -> Constraint | None:
     """The constraint an inspect request asks for, or None.
 
     Order: a forced tool call (`tool_choice="any"` or a named function, with tools), then
     `extra_body["structured_outputs"]` (vLLM's field; the legacy `guided_json`/`guided_regex`/
-    `guided_choice`/`guided_grammar` keys too), then `response_schema`.
+    `guided_choice`/`guided_grammar` keys too), then `response_schema`. A forced call's string
+    arguments are bounded so that the call always closes within `max_tokens` (default: the
+    config's; see `bounded_tool_arguments`).
     """
-    forced = _forced_tool(tools, tool_choice)
+    budget = max_tokens if max_tokens is not None else getattr(config, "max_tokens", None)
+    forced = _forced_tool(tools, tool_choice, budget)
     if forced is not None:
         return forced
     body = dict(getattr(config, "extra_body", None) or {})
@@ -92,7 +95,9 @@ def constraint_from_request(
     return None
 
 
-def _forced_tool(tools: Sequence[Any], tool_choice: Any) -> Constraint | None:
+def _forced_tool(
+    tools: Sequence[Any], tool_choice: Any, max_tokens: int | None = None
+) -> Constraint | None:
     if not tools or tool_choice in (None, "auto", "none"):
         return None
     if tool_choice == "any":
@@ -107,7 +112,7 @@ def _forced_tool(tools: Sequence[Any], tool_choice: Any) -> Constraint | None:
             "type": "object",
             "properties": {
                 "name": {"const": t.name},
-                "arguments": _tool_parameters(t),
+                "arguments": bounded_tool_arguments(t.name, _tool_parameters(t), max_tokens),
             },
             "required": ["name", "arguments"],
         }
@@ -123,6 +128,100 @@ def _tool_parameters(tool: Any) -> dict[str, Any]:
     if not params.get("properties"):
         params["properties"] = {}
     return dict(params)
+
+
+#: The characters of a bounded tool-call string argument: printable ASCII without `"` and `\\`,
+#: so each one is one byte of the JSON text and so at most one token (every token the grammar
+#: allows is at least one byte; escapes and multi-byte characters would cost up to six).
+BOUNDED_ARGUMENT_CHARS = r"[ !#-\[\]-~]"
+
+
+#: The longest bounded repetition xgrammar 0.2.8 compiles in a JSON-schema `pattern` (`{0,129}`
+#: fails its grammar check; chunked forms compile, but 20-70 s per schema): bounded strings are
+#: capped here.
+MAX_PATTERN_REPEAT = 128
+#: The shortest bound a string argument gets: below `fixed + n_strings * this` tokens a call can
+#: no longer be guaranteed to end (an empty command would be guaranteed, and useless).
+MIN_BOUNDED_ARGUMENT_CHARS = 16
+
+
+def bounded_tool_arguments(
+    name: str, parameters: Mapping[str, Any], max_tokens: int | None
+) -> dict[str, Any]:
+    """A tool's parameter schema whose free string arguments are bounded so that a forced call
+    to it (`<tool_call>{"name":...,"arguments":{...}}</tool_call>` and the stop token) always
+    ends within `max_tokens` tokens, whichever tokens the model picks.
+
+    Without a bound a small model under a forced call can repeat a command until `max_tokens`
+    cuts it: an unclosed call, nothing runs. The budget is counted in bytes (each allowed token
+    is at least one byte): the call's fixed text with every property present and every string
+    empty, plus one token for the stop token, leaves `room`; each free string argument gets
+    `room // n_strings` characters from `BOUNDED_ARGUMENT_CHARS` (one byte each), but never
+    fewer than `MIN_BOUNDED_ARGUMENT_CHARS` (so the guarantee holds from `max_tokens` >= the fixed
+    text + 16 per string: 81 tokens for inspect's `python` tool, 82 for `bash`), nor more than
+    `MAX_PATTERN_REPEAT`. Returned
+    unchanged when there is no budget, no free string argument, or a property whose length no
+    schema bound fixes (a number, an array, an object, an unbounded integer): then no bound
+    could guarantee the end.
+    """
+    params = dict(parameters)
+    props: dict[str, Any] = dict(params.get("properties") or {})
+    free = [k for k, p in props.items() if _is_free_string(p)]
+    if max_tokens is None or not free:
+        return params
+    longest: dict[str, Any] = {}
+    for key, prop in props.items():
+        if key in free:
+            longest[key] = ""
+            continue
+        value = _longest_value(prop)
+        if value is _UNBOUNDED:
+            return params
+        longest[key] = value
+    fixed = (
+        len(TOOL_CALL_OPEN)
+        + len(json.dumps({"name": name, "arguments": longest}, separators=JSON_SEPARATORS).encode())
+        + len(TOOL_CALL_CLOSE)
+        + 1  # the stop token
+    )
+    per_string = max(
+        MIN_BOUNDED_ARGUMENT_CHARS, min(MAX_PATTERN_REPEAT, (max_tokens - fixed) // len(free))
+    )
+    for key in free:
+        prop = {
+            k: v
+            for k, v in props[key].items()
+            if k not in ("maxLength", "minLength", "pattern", "format")
+        }
+        low = min(int(props[key].get("minLength", 0)), per_string)
+        prop["pattern"] = f"^{BOUNDED_ARGUMENT_CHARS}{{{low},{per_string}}}$"
+        props[key] = prop
+    params["properties"] = props
+    return params
+
+
+def _is_free_string(prop: Mapping[str, Any]) -> bool:
+    return prop.get("type") == "string" and not {"enum", "const"} & set(prop)
+
+
+_UNBOUNDED = object()
+
+
+def _longest_value(prop: Mapping[str, Any]) -> Any:
+    """The value with the longest JSON text a property allows, or `_UNBOUNDED`."""
+    if "const" in prop:
+        return prop["const"]
+    if prop.get("enum"):
+        return max(prop["enum"], key=lambda v: len(json.dumps(v).encode()))
+    kind = prop.get("type")
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    if kind == "integer" and "minimum" in prop and "maximum" in prop:
+        # The longest integer text in a range is at one of its ends.
+        return max(int(prop["minimum"]), int(prop["maximum"]), key=lambda v: len(str(v)))
+    return _UNBOUNDED
 
 
 def check_constraint(constraint: Constraint) -> None:
@@ -211,28 +310,84 @@ class GrammarEngine:
                     ) from exc
             return self._cache[key]
 
-    def logits_processor(self, grammars: Sequence[Any | None]) -> Any:
-        return ConstrainedLogits(self._xgr, list(grammars), self.vocab_size)
+    def logits_processor(self, grammars: Sequence[Any | None], *, batched: bool = True) -> Any:
+        return ConstrainedLogits(self._xgr, list(grammars), self.vocab_size, batched=batched)
 
 
 class ConstrainedLogits:
     """One grammar per batch row (None: unconstrained); one instance per `generate()` call.
 
     A transformers logits processor (called with input_ids and scores; transformers is not
-    imported here so that importing the harness stays light).
+    imported here so that importing the harness stays light). Each step handles the whole batch
+    at once, as vLLM's structured-output path does: the constrained rows' last tokens are read in
+    one indexing op and accepted in one `batch_accept_token`, their masks filled in one
+    `batch_fill_next_token_bitmask`, and the mask applied in place to those rows of the scores
+    (`indices`), so unconstrained rows and finished grammars cost nothing. `batched=False` is the
+    row-by-row reference (one matcher call per row, masked rows copied out and back) that the
+    tests compare the batched path against token for token.
     """
 
-    def __init__(self, xgr: Any, grammars: list[Any | None], vocab_size: int) -> None:
+    def __init__(
+        self, xgr: Any, grammars: list[Any | None], vocab_size: int, *, batched: bool = True
+    ) -> None:
         self._xgr = xgr
+        self.batched = batched
         self.matchers = [None if g is None else xgr.GrammarMatcher(g) for g in grammars]
         self.bitmask = xgr.allocate_token_bitmask(len(grammars), vocab_size)
         self.started = False
+        # Rows whose grammar has not ended yet; a matcher ends only by accepting a stop token.
+        self._live = [i for i, m in enumerate(self.matchers) if m is not None]
+        self._live_index: Any = None
+        self._stops = frozenset(t for m in self.matchers if m is not None for t in m.stop_token_ids)
+        self._batch: Any = xgr.BatchGrammarMatcher() if batched else None
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         if input_ids.shape[0] != len(self.matchers):
             raise RuntimeError(
                 f"batch of {input_ids.shape[0]} rows for {len(self.matchers)} grammars"
             )
+        if not self.batched:
+            return self._per_row(input_ids, scores)
+        if self.started and self._live:
+            import torch
+
+            if self._live_index is None:
+                self._live_index = torch.tensor(self._live, device=input_ids.device)
+            tokens = input_ids[:, -1].index_select(0, self._live_index).tolist()
+            live = [self.matchers[i] for i in self._live]
+            accepted = self._xgr.BatchGrammarMatcher.batch_accept_token(live, tokens)
+            if not all(accepted):
+                k = accepted.index(False)
+                raise RuntimeError(
+                    f"row {self._live[k]}: token {tokens[k]} rejected by its own grammar"
+                )
+            if any(t in self._stops for t in tokens):
+                self._live = [
+                    i for i, t in zip(self._live, tokens, strict=True) if t not in self._stops
+                ]
+                self._live_index = None
+        self.started = True
+        if self._live:
+            live = [self.matchers[i] for i in self._live]
+            self._batch.batch_fill_next_token_bitmask(live, self.bitmask, self._live)
+            self._apply(scores, self._live)
+        return scores
+
+    def _apply(self, scores: Any, rows: list[int]) -> None:
+        """Mask `rows` of `scores` in place (xgrammar's CPU kernel takes float32/16, bf16)."""
+        import torch
+
+        bitmask = self.bitmask
+        if scores.device != bitmask.device:
+            bitmask = bitmask.to(scores.device, non_blocking=True)
+        if scores.dtype in (torch.float32, torch.float16, torch.bfloat16):
+            self._xgr.apply_token_bitmask_inplace(scores, bitmask, indices=rows)
+            return
+        masked = scores[rows].float()
+        self._xgr.apply_token_bitmask_inplace(masked, bitmask[rows])
+        scores[rows] = masked[:, : scores.shape[-1]].to(scores.dtype)
+
+    def _per_row(self, input_ids: Any, scores: Any) -> Any:
         rows = []
         for i, matcher in enumerate(self.matchers):
             if matcher is None:

@@ -78,9 +78,11 @@ class LocalTransformersAPI(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
+        max_tokens = config.max_tokens or DEFAULT_MAX_TOKENS
         # A JSON schema / regex / choice (response_schema or extra_body structured_outputs, as
-        # vLLM takes them) or a forced tool call (tool_choice "any" or a named function).
-        constraint = constraint_from_request(config, tools, tool_choice)
+        # vLLM takes them) or a forced tool call (tool_choice "any" or a named function; its
+        # string arguments bounded so that the call closes within max_tokens).
+        constraint = constraint_from_request(config, tools, tool_choice, max_tokens)
         prompt: Any
         if self.vision:
             messages, images = _render_messages(input, tools, vision=True)
@@ -88,7 +90,6 @@ class LocalTransformersAPI(ModelAPI):
         else:
             messages, _ = _render_messages(input, tools)
             prompt = self.lm.chat_template(messages)
-        max_tokens = config.max_tokens or DEFAULT_MAX_TOKENS
         generation = await self._batcher.submit(
             prompt, max_tokens, list(config.stop_seqs or []), constraint
         )

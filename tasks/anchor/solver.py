@@ -34,8 +34,8 @@ from inspect_ai.util import (
     time_limit,
 )
 
+from harness.constrained import MAX_BOUNDED_STRING, constrained_enabled
 from harness.constrained import AnswerFormat as DecodingFormat
-from harness.constrained import constrained_enabled
 from methods.anchor import (
     GUARD_MARKER,
     JUDGE_FIXED_CHARS,
@@ -258,7 +258,8 @@ def anchor_audit(
         stop_on_compliance=stop_on_compliance,
         guard="block" if block else "record",
         # Each character of a judge's reason is at most one token: a verdict ends in its budget.
-        judge_reason_chars=max(0, min(200, judge_max_tokens - JUDGE_FIXED_CHARS)),
+        # (at most MAX_BOUNDED_STRING: the decoding engine compiles no longer bounded pattern).
+        judge_reason_chars=max(0, min(MAX_BOUNDED_STRING, judge_max_tokens - JUDGE_FIXED_CHARS)),
     )
     # Every judge's answer format is checked here, at task load, by the decoding engine's rules
     # (a malformed one is an AnswerFormatError now, not a server 400 mid-run).

@@ -265,3 +265,192 @@ def test_the_same_formats_on_the_harness_vllm_server(tmp_path, monkeypatch, lm):
     assert log.status == "success", log.error
     [call] = log.samples[0].output.message.tool_calls
     assert call.function == "bash" and isinstance(call.arguments.get("cmd"), str)
+
+
+# --- the batched logits processor, and forced calls that always close -----------------------
+
+
+@pytest.fixture(scope="module")
+def engine(embedded_dir):
+    from transformers import AutoConfig, AutoTokenizer
+
+    from harness.models.grammar import GrammarEngine
+
+    tok = AutoTokenizer.from_pretrained(embedded_dir)
+    return tok, GrammarEngine(tok, AutoConfig.from_pretrained(embedded_dir).vocab_size)
+
+
+def _allowed(scores):
+    """Sample one token per row among those the processor left finite."""
+    import torch
+
+    return torch.stack([torch.nonzero(torch.isfinite(row)).flatten() for row in scores])
+
+
+def test_batched_mask_matches_the_per_row_reference_token_for_token(engine):
+    """Mixed rows (free, finished early, several grammars): the batched path masks exactly what
+    the row-by-row reference masks at every step, so both pick the same tokens."""
+    import torch
+
+    tok, eng = engine
+    constraints = [
+        Constraint("json", SCHEMA),
+        None,
+        Constraint("choice", ["yes", "no", "unsure"]),
+        Constraint("regex", r"Step [0-9]{1,2}: (yes|no)"),
+        None,
+        constraint_from_request(GenerateConfig(max_tokens=48), [BASH], "any"),
+        Constraint("json", SCHEMA),
+    ]
+    grammars = [None if c is None else eng.compile(c) for c in constraints]
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    for seed in range(2):
+        gen = torch.Generator().manual_seed(seed)
+        batched = eng.logits_processor(grammars)
+        reference = eng.logits_processor(grammars, batched=False)
+        ids = torch.randint(0, eng.vocab_size, (len(grammars), 5), generator=gen)
+        finished = torch.zeros(len(grammars), dtype=torch.bool)
+        ended = 0
+        for _ in range(32):
+            scores = torch.randn(len(grammars), eng.vocab_size, generator=gen)
+            a = batched(ids, scores.clone())
+            b = reference(ids, scores.clone())
+            assert torch.equal(a, b)
+            # argmax of Gaussian scores among the allowed tokens: a uniform seeded draw; rows
+            # that ended get the pad token, as transformers feeds finished rows.
+            nxt = a.argmax(-1)
+            nxt[finished] = pad
+            finished |= torch.isin(nxt, torch.tensor(sorted(batched._stops)))
+            ids = torch.cat([ids, nxt[:, None]], 1)
+        ended = sum(m is not None and m.is_terminated() for m in batched.matchers)
+        assert ended == sum(m is not None and m.is_terminated() for m in reference.matchers)
+        assert ended >= 2  # the early-ending path ran (choice and regex end within 32 tokens)
+
+
+@pytest.mark.embedded
+def test_batched_and_per_row_processors_generate_the_same_replies(lm, monkeypatch):
+    from harness.models.grammar import GrammarEngine
+
+    prompts = [lm.chat_prompt(q) for q in QUESTIONS]
+    constraints = [
+        Constraint("json", SCHEMA),
+        None,
+        Constraint("regex", r"Step [0-9]{1,2}: (yes|no)"),
+        Constraint("choice", ["yes", "no", "unsure"]),
+    ]
+    batched = lm.generate(prompts, 24, record=False, constraints=constraints)
+    per_row = GrammarEngine.logits_processor
+
+    def reference(self, grammars, *, batched=True):  # noqa: ARG001 - same signature
+        return per_row(self, grammars, batched=False)
+
+    monkeypatch.setattr(GrammarEngine, "logits_processor", reference)
+    rows = lm.generate(prompts, 24, record=False, constraints=constraints)
+    assert [g.token_ids for g in batched] == [g.token_ids for g in rows]
+
+
+def test_forced_call_string_arguments_are_bounded_from_max_tokens():
+    from harness.models.grammar import TOOL_CALL_CLOSE, TOOL_CALL_OPEN, bounded_tool_arguments
+
+    params = BASH.parameters.model_dump(exclude_none=True)
+    bounded = bounded_tool_arguments("bash", params, 96)
+    fixed = len(TOOL_CALL_OPEN + '{"name":"bash","arguments":{"cmd":""}}' + TOOL_CALL_CLOSE) + 1
+    assert bounded["properties"]["cmd"]["pattern"] == f"^[ !#-\\[\\]-~]{{0,{96 - fixed}}}$"
+    assert bounded_tool_arguments("bash", params, None) == params
+    # Two strings share the room; a flag's longest text ("false") counts as fixed.
+    two = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "maxLength": 1000},
+            "b": {"type": "string", "minLength": 2},
+            "quiet": {"type": "boolean"},
+            "mode": {"type": "string", "enum": ["x", "long-mode"]},
+        },
+    }
+    out = bounded_tool_arguments("t", two, 200)
+    fixed = (
+        len(
+            TOOL_CALL_OPEN
+            + '{"name":"t","arguments":{"a":"","b":"","quiet":false,"mode":"long-mode"}}'
+            + TOOL_CALL_CLOSE
+        )
+        + 1
+    )
+    room = (200 - fixed) // 2
+    assert out["properties"]["a"] == {"type": "string", "pattern": f"^[ !#-\\[\\]-~]{{0,{room}}}$"}
+    assert out["properties"]["b"]["pattern"] == f"^[ !#-\\[\\]-~]{{2,{room}}}$"
+    assert out["properties"]["mode"] == two["properties"]["mode"]
+    # A property no bound can fix (a number) leaves the schema as it was.
+    free_number = {
+        "type": "object",
+        "properties": {"s": {"type": "string"}, "n": {"type": "number"}},
+    }
+    assert bounded_tool_arguments("t", free_number, 200) == free_number
+
+
+def _draw_call(grammar, cost, gen, max_tokens):
+    """One forced call drawn token by token among the allowed ones: uniformly (`cost` None:
+    argmax of Gaussian scores) or by the adversary that picks the allowed token of least `cost`."""
+    import torch
+    import xgrammar as xgr
+
+    matcher = xgr.GrammarMatcher(grammar)
+    mask = xgr.allocate_token_bitmask(1, grammar.tokenizer_info.vocab_size)
+    tokens: list[int] = []
+    while not matcher.is_terminated() and len(tokens) < max_tokens:
+        matcher.fill_next_token_bitmask(mask)
+        if cost is None:
+            scores = torch.randn(1, mask.shape[1] * 32, generator=gen)
+        else:
+            scores = -cost.clone()[None]
+        xgr.apply_token_bitmask_inplace(scores, mask)
+        choice = int(scores.argmax())
+        assert matcher.accept_token(choice)
+        tokens.append(choice)
+    return tokens, matcher.is_terminated()
+
+
+@pytest.mark.parametrize("max_tokens", [96, 128])
+def test_forced_calls_drawn_under_the_grammar_close_and_parse_within_max_tokens(engine, max_tokens):
+    """The anchor target's tools (inspect's bash and python): every call drawn under the forced
+    grammar, uniformly among the allowed tokens or by the longest-path adversary, ends (stop
+    token included) within max_tokens and parses as a call of a listed tool."""
+    import torch
+    from inspect_ai.tool import ToolDef
+    from inspect_ai.tool import bash as bash_tool
+    from inspect_ai.tool import python as python_tool
+
+    from harness.models.local_provider import _parse_tool_calls
+
+    tok, eng = engine
+    defs = [ToolDef(t) for t in (bash_tool(), python_tool())]
+    tools = [
+        ToolInfo(name=d.name, description=d.description, parameters=d.parameters) for d in defs
+    ]
+    constraint = constraint_from_request(GenerateConfig(max_tokens=max_tokens), tools, "any")
+    grammar = eng.compile(constraint)
+    stops = set(grammar.tokenizer_info.stop_token_ids)
+    # The adversary: fewest bytes first (SmolLM2's byte-level BPE writes each byte as one
+    # character), never a quote (it would close a string) or a stop token unless forced.
+    pieces = tok.convert_ids_to_tokens(list(range(len(tok))))
+    pieces += [""] * (eng.vocab_size - len(pieces))
+    cost = torch.tensor([float(len(t) or 99) + 1000.0 * ('"' in t) for t in pieces])
+    cost[sorted(stops)] = 10_000.0
+    gen = torch.Generator().manual_seed(max_tokens)
+    for draw in range(9):
+        tokens, ended = _draw_call(grammar, cost if draw == 0 else None, gen, max_tokens)
+        assert ended, f"draw {draw}: no end within {max_tokens} tokens"
+        if draw == 0:  # the adversary does use the budget: the bound is what ends its call
+            assert len(tokens) > max_tokens - 16, len(tokens)
+        text = tok.decode([t for t in tokens if t not in stops])
+        content, calls = _parse_tool_calls(text, tools)
+        assert content == "" and calls and len(calls) == 1, text
+        assert calls[0].parse_error is None and calls[0].function in ("bash", "python"), text
+
+
+def test_a_budget_below_the_fixed_call_text_keeps_a_minimum_argument():
+    from harness.models.grammar import MIN_BOUNDED_ARGUMENT_CHARS, bounded_tool_arguments
+
+    params = BASH.parameters.model_dump(exclude_none=True)
+    pattern = bounded_tool_arguments("bash", params, 20)["properties"]["cmd"]["pattern"]
+    assert pattern.endswith(f"{{0,{MIN_BOUNDED_ARGUMENT_CHARS}}}$")
