@@ -258,7 +258,15 @@ def tts_loop(
     generator_max_tokens: int = 384,
     seed: int = 0,
 ) -> Solver:
-    """M1-TTS and best-of-N (N = ``max_rounds``) on one prompt; results in metadata[TTS_KEY]."""
+    """M1-TTS and best-of-N (N = ``max_rounds``) on one prompt; results in metadata[TTS_KEY].
+    With ``constrained=on`` a model verifier's calls are decoded under the M1 reply format they
+    are parsed with (bbox rationale, pixel boxes; checked here at task load)."""
+    verify_config = GenerateConfig(max_tokens=max_tokens)
+    if verifier == "model" and constrained_enabled():
+        fmt = verifier_reply_format("bbox", "pixels", max_tokens)
+        verify_config = verify_config.merge(
+            GenerateConfig(**DecodingFormat(regex=fmt.regex, name=fmt.name).generate_args())
+        )
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:  # noqa: ARG001 - loops call models directly
         spec = _spec(state)
@@ -305,9 +313,7 @@ def tts_loop(
                             objects=objects,
                         )
                     )
-                out = await verifier_model.generate(
-                    [msg], config=GenerateConfig(max_tokens=max_tokens)
-                )
+                out = await verifier_model.generate([msg], config=verify_config)
                 reply = out.completion
             elif verifier == "oracle":
                 reply = _oracle_reply(spec, scene)
