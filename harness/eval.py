@@ -48,54 +48,53 @@ def run_eval(
 
     # An fsspec URL (s3://..., file://...) as given; a local path made absolute.
     log_dir = config.log_dir if "://" in config.log_dir else str(Path(config.log_dir).resolve())
-    if True:
-        resolved = resolve_model(config.model, config.backend)
-        resolved.args.update(config.model_arg)
-        model = _model(servers, resolved, get_model, config)
-        roles = {
-            role: _model(servers, resolve_model(spec, config.backend), get_model, config)
-            for role, spec in config.role.items()
-        }
-        # Tasks read the option when they build requests (harness.constrained.AnswerFormat).
-        from harness.constrained import CONSTRAINED_ENV, constrained_metadata
+    resolved = resolve_model(config.model, config.backend)
+    resolved.args.update(config.model_arg)
+    model = _model(servers, resolved, get_model)
+    roles = {
+        role: _model(servers, resolve_model(spec, config.backend), get_model)
+        for role, spec in config.role.items()
+    }
+    # Tasks read the option when they build requests (harness.constrained.AnswerFormat).
+    from harness.constrained import CONSTRAINED_ENV, constrained_metadata
 
-        os.environ[CONSTRAINED_ENV] = config.constrained
-        built = [tasks[name].function(**task_args.get(name, {})) for name in config.task]
-        if config.sandbox in ("docker", "k8s"):  # engine-API providers (sandboxes/README.md)
-            from sandboxes import harness_sandbox
+    os.environ[CONSTRAINED_ENV] = config.constrained
+    built = [tasks[name].function(**task_args.get(name, {})) for name in config.task]
+    if config.sandbox in ("docker", "k8s"):  # engine-API providers (sandboxes/README.md)
+        from sandboxes import harness_sandbox
 
-            for name, built_task in zip(config.task, built, strict=True):
-                spec = harness_sandbox(config.sandbox, name)
-                # a task that already chose this provider keeps its own config (its limits)
-                own = built_task.sandbox
-                if own is None or spec is None or own.type != spec.type:
-                    built_task.sandbox = spec
-        generate: dict[str, Any] = {} if config.seed is None else {"seed": config.seed}
-        if config.max_tokens is not None:
-            generate["max_tokens"] = config.max_tokens
-        if config.temperature is not None:
-            generate["temperature"] = config.temperature
-        success, logs = eval_set(
-            built,
-            log_dir=log_dir,
-            model=model,
-            model_roles=roles or None,
-            limit=config.limit,
-            epochs=config.epochs,
-            retry_attempts=config.retry_attempts,
-            retry_wait=1,
-            max_connections=config.max_connections,
-            max_samples=config.max_samples,
-            fail_on_error=config.fail_on_error,
-            display=config.display,
-            log_dir_allow_dirty=True,
-            metadata={
-                **_run_metadata(config),
-                "harness_serving": servers.serving_metadata(),
-                "harness_constrained": constrained_metadata(),
-            },
-            **generate,
-        )
+        for name, built_task in zip(config.task, built, strict=True):
+            spec = harness_sandbox(config.sandbox, name)
+            # a task that already chose this provider keeps its own config (its limits)
+            own = built_task.sandbox
+            if own is None or spec is None or own.type != spec.type:
+                built_task.sandbox = spec
+    generate: dict[str, Any] = {} if config.seed is None else {"seed": config.seed}
+    if config.max_tokens is not None:
+        generate["max_tokens"] = config.max_tokens
+    if config.temperature is not None:
+        generate["temperature"] = config.temperature
+    success, logs = eval_set(
+        built,
+        log_dir=log_dir,
+        model=model,
+        model_roles=roles or None,
+        limit=config.limit,
+        epochs=config.epochs,
+        retry_attempts=config.retry_attempts,
+        retry_wait=1,
+        max_connections=config.max_connections,
+        max_samples=config.max_samples,
+        fail_on_error=config.fail_on_error,
+        display=config.display,
+        log_dir_allow_dirty=True,
+        metadata={
+            **_run_metadata(config),
+            "harness_serving": servers.serving_metadata(),
+            "harness_constrained": constrained_metadata(),
+        },
+        **generate,
+    )
     return EvalOutcome(
         success=bool(success), summaries=[summarise(log) for log in logs], log_dir=log_dir
     )
@@ -120,7 +119,6 @@ def _model(
     servers: ModelServers,
     resolved: ResolvedModel,
     get_model: Any,
-    config: EvalConfig,  # noqa: ARG001
 ) -> Any:
     prepared = servers.prepare(resolved)
     args = dict(prepared.args)
