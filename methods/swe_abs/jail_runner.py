@@ -126,11 +126,14 @@ def literal(value: Any) -> str | None:
 
 
 # ------------------------------------------------------------------------------- variant swapping
-def _code_key(code: types.CodeType, mask: bool) -> tuple:
+def code_key(code: types.CodeType, mask: bool = False) -> tuple:
+    """Everything of a code object that affects behaviour (not line numbers or file names);
+    with ``mask``, nested code objects count by name only (their bodies are compared apart).
+    Also the host's equivalent-mutant filter (``mutation.bytecode_equivalent``)."""
     consts = []
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
-            consts.append(("<code>", c.co_qualname) if mask else _code_key(c, False))
+            consts.append(("<code>", c.co_qualname) if mask else code_key(c))
         else:
             consts.append((type(c).__name__, repr(c)))
     return (
@@ -156,7 +159,7 @@ _FUNCTION_FLAGS = 0x1 | 0x2  # CO_OPTIMIZED | CO_NEWLOCALS: a function body, not
 
 
 def _changed_code(old: types.CodeType, new: types.CodeType, out: list) -> None:
-    if _code_key(old, True) != _code_key(new, True):
+    if code_key(old, mask=True) != code_key(new, mask=True):
         raise Unsupported(f"{old.co_qualname}: change outside function bodies")
     olds = [c for c in old.co_consts if isinstance(c, types.CodeType)]
     news = [c for c in new.co_consts if isinstance(c, types.CodeType)]
@@ -164,7 +167,7 @@ def _changed_code(old: types.CodeType, new: types.CodeType, out: list) -> None:
         raise Unsupported(f"{old.co_qualname}: functions added or removed")
     for o, n in zip(olds, news, strict=True):
         if o.co_flags & _FUNCTION_FLAGS == _FUNCTION_FLAGS:
-            if _code_key(o, False) != _code_key(n, False):
+            if code_key(o) != code_key(n):
                 if o.co_freevars != n.co_freevars:
                     raise Unsupported(f"{o.co_qualname}: closure changed")
                 out.append((o, n))

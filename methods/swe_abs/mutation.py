@@ -30,7 +30,8 @@ import re
 import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from types import CodeType
+
+from methods.swe_abs.jail_runner import code_key
 
 _NEVER_FUNCTIONS = {"__getattribute__", "__setattr__", "__new__"}
 _ENUM_HOOKS = {"__init__", "_generate_next_value_"}
@@ -39,50 +40,29 @@ _NEVER_CALLS = {"len", "isinstance"}
 _NO_COVER = re.compile(r"#\s*(pragma|PRAGMA)[:\s]?\s*(no|NO)\s*(cover|COVER)")
 _NO_MUTATE = re.compile(r"#\s*pragma:\s*no mutate\b")
 
-_BINOP_SWAP: dict[type, tuple[str, str]] = {
-    ast.Add: ("+", "-"),
-    ast.Sub: ("-", "+"),
-    ast.Mult: ("*", "/"),
-    ast.Div: ("/", "*"),
-    ast.FloorDiv: ("//", "/"),
-    ast.Mod: ("%", "/"),
-    ast.LShift: ("<<", ">>"),
-    ast.RShift: (">>", "<<"),
-    ast.BitAnd: ("&", "|"),
-    ast.BitOr: ("|", "&"),
-    ast.BitXor: ("^", "&"),
-    ast.Pow: ("**", "*"),
-}
-_CMP_SWAP: dict[type, tuple[str, str]] = {
-    ast.Lt: ("<", "<="),
-    ast.LtE: ("<=", "<"),
-    ast.Gt: (">", ">="),
-    ast.GtE: (">=", ">"),
-    ast.Eq: ("==", "!="),
-    ast.NotEq: ("!=", "=="),
-}
-_CMP_KEYWORD: dict[type, tuple[str, str]] = {
-    ast.Is: ("is", "is not"),
-    ast.IsNot: ("is not", "is"),
-    ast.In: ("in", "not in"),
-    ast.NotIn: ("not in", "in"),
-}
-_STR_METHODS = {
-    "lower": "upper",
-    "upper": "lower",
-    "lstrip": "rstrip",
-    "rstrip": "lstrip",
-    "find": "rfind",
-    "rfind": "find",
-    "ljust": "rjust",
-    "rjust": "ljust",
-    "index": "rindex",
-    "rindex": "index",
-    "removeprefix": "removesuffix",
-    "removesuffix": "removeprefix",
-    "partition": "rpartition",
-    "rpartition": "partition",
-}
+
+def _both_ways(*pairs: tuple[type, str, type, str]) -> dict[type, tuple[str, str]]:
+    """A swap table stating each pair of operators once: (A, "a", B, "b") gives A → a/b and
+    B → b/a (node type → its text and the text it is replaced by)."""
+    table: dict[type, tuple[str, str]] = {}
+    for a_type, a_text, b_type, b_text in pairs:
+        table[a_type] = (a_text, b_text)
+        table[b_type] = (b_text, a_text)
+    return table
+
+
+_BINOP_SWAP = {
+    **_both_ways((ast.Add, "+", ast.Sub, "-"), (ast.Mult, "*", ast.Div, "/"),
+                 (ast.LShift, "<<", ast.RShift, ">>"), (ast.BitAnd, "&", ast.BitOr, "|")),
+    ast.FloorDiv: ("//", "/"), ast.Mod: ("%", "/"), ast.BitXor: ("^", "&"), ast.Pow: ("**", "*"),
+}  # fmt: skip
+_CMP_SWAP = _both_ways(
+    (ast.Lt, "<", ast.LtE, "<="), (ast.Gt, ">", ast.GtE, ">="), (ast.Eq, "==", ast.NotEq, "!=")
+)
+_CMP_KEYWORD = _both_ways((ast.Is, "is", ast.IsNot, "is not"), (ast.In, "in", ast.NotIn, "not in"))
+_STR_PAIRS = ("lower upper", "lstrip rstrip", "find rfind", "ljust rjust", "index rindex",
+              "removeprefix removesuffix", "partition rpartition")  # fmt: skip
+_STR_METHODS = {a: b for pair in _STR_PAIRS for a, b in (pair.split(), pair.split()[::-1])}
 _SPLIT_METHODS = {"split": "rsplit", "rsplit": "split"}
 _ESCAPE_RUNS = re.compile(
     r"\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8}|\\N\{[^}]+\}|(\\.)|((?<!\\)[^\\]+)"
@@ -319,6 +299,16 @@ class _Collector:
             elif isinstance(value, ast.AST):
                 self.visit(value, node)
 
+    def _to_none(
+        self, node: ast.AST, value: ast.expr, if_none: str, family: str, what: str
+    ) -> None:
+        """``value`` -> None (-> ``if_none`` when it is None already), in parentheses when it
+        spans lines."""
+        new = if_none if isinstance(value, ast.Constant) and value.value is None else "None"
+        text = f"({new})" if value.lineno != value.end_lineno else new
+        start, end = self.src.start(value), self.src.end(value)
+        self.add(node, start, end, text, family, f"{what} -> {new}", pad=True)
+
     # -- operators -----------------------------------------------------------------------
     def mutate(self, node: ast.AST, parent: ast.AST | None) -> None:
         s = self.src
@@ -332,17 +322,7 @@ class _Collector:
                 node, (end[0], end[1] - len("deepcopy")), end, "copy", "name", "deepcopy -> copy"
             )
         if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
-            value = node.value
-            new = '""' if isinstance(value, ast.Constant) and value.value is None else "None"
-            self.add(
-                node,
-                s.start(value),
-                s.end(value),
-                f"({new})" if value.lineno != value.end_lineno else new,
-                "assignment",
-                f"assignment value -> {new}",
-                pad=True,
-            )
+            self._to_none(node, node.value, '""', "assignment", "assignment value")
         if isinstance(node, ast.AugAssign):
             tok = self._op_token(s.end(node.target), s.start(node.value))
             if tok is not None:
@@ -413,17 +393,7 @@ class _Collector:
         if isinstance(node, ast.Continue):
             self.add(node, s.start(node), s.end(node), "break", "keyword", "continue -> break")
         if isinstance(node, ast.Lambda):
-            body = node.body
-            new = "0" if isinstance(body, ast.Constant) and body.value is None else "None"
-            self.add(
-                node,
-                s.start(body),
-                s.end(body),
-                f"({new})" if body.lineno != body.end_lineno else new,
-                "lambda",
-                f"lambda body -> {new}",
-                pad=True,
-            )
+            self._to_none(node, node.body, "0", "lambda", "lambda body")
         if isinstance(node, ast.IfExp):
             test = s.node_text(node.test)
             for word, lit in (("and", "False"), ("or", "True")):
@@ -544,6 +514,10 @@ class _Collector:
                 return inner[1:-1] if inner.startswith("(") and inner.endswith(")") else inner
             return s.node_text(item)
 
+        def call_with(parts: list[str], what: str) -> None:
+            text = f"{func_text}({', '.join(parts)})"
+            self.add(node, s.start(node), s.end(node), text, "arg_removal", what, pad=True)
+
         for i, (_, kind, item) in enumerate(items):
             if kind in ("star", "dstar"):
                 continue
@@ -553,27 +527,11 @@ class _Collector:
             parts = [
                 text_of(k, it, "None" if j == i else None) for j, (_, k, it) in enumerate(items)
             ]
-            self.add(
-                node,
-                s.start(node),
-                s.end(node),
-                f"{func_text}({', '.join(parts)})",
-                "arg_removal",
-                f"argument {i + 1} -> None",
-                pad=True,
-            )
+            call_with(parts, f"argument {i + 1} -> None")
         if len(items) > 1:
             for i in range(len(items)):
                 parts = [text_of(k, it) for j, (_, k, it) in enumerate(items) if j != i]
-                self.add(
-                    node,
-                    s.start(node),
-                    s.end(node),
-                    f"{func_text}({', '.join(parts)})",
-                    "arg_removal",
-                    f"remove argument {i + 1}",
-                    pad=True,
-                )
+                call_with(parts, f"remove argument {i + 1}")
 
 
 def _string_variants(token: str) -> list[str]:
@@ -673,32 +631,11 @@ def generate_mutants(
     ]
 
 
-def _code_key(code: CodeType) -> tuple:
-    """Everything of a code object that affects behaviour (not line numbers or names of files)."""
-    consts = tuple(
-        _code_key(c) if isinstance(c, CodeType) else (type(c).__name__, repr(c))
-        for c in code.co_consts
-    )
-    return (
-        code.co_code,
-        consts,
-        code.co_names,
-        code.co_varnames,
-        code.co_freevars,
-        code.co_cellvars,
-        code.co_argcount,
-        code.co_posonlyargcount,
-        code.co_kwonlyargcount,
-        code.co_flags,
-        code.co_exceptiontable,
-    )
-
-
 def bytecode_equivalent(original: str, mutated: str, path: str = "<mutant>") -> bool:
     """True when both sources compile to the same code (the first equivalent-mutant filter)."""
     a = compile(original, path, "exec", dont_inherit=True, optimize=0)
     b = compile(mutated, path, "exec", dont_inherit=True, optimize=0)
-    return _code_key(a) == _code_key(b)
+    return code_key(a) == code_key(b)
 
 
 def changed_functions(original: str, mutated: str) -> list[str]:

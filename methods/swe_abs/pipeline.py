@@ -569,6 +569,37 @@ class Strengthener:
         res["module"] = module
         return ids, res
 
+    async def _try_tests(
+        self,
+        gen: TextGen,
+        prompt: str,
+        phase: str,
+        tries: dict[str, int],
+        n: int,
+        mutant: str | None = None,
+    ) -> tuple[str, str, list[str] | None, dict[str, Any]]:
+        """One try of the model test writer through the paper's first two phases: a usable
+        reply (write) whose tests pass on gold (gold validation); run on ``mutant`` too when
+        given. Returns (prompt, code, test ids, run result); on a failed phase its try is
+        counted, the retry feedback appended to the prompt, and the ids are None."""
+        reply = await self._ask("tester", gen, prompts.TESTER_SYSTEM, prompt, phase)
+        code = prompts.extract_python(reply)
+        if code is None:
+            tries["format"] += 1
+            self.out.model_events[-1].update(ok=False, failure="format")
+            feedback = prompts.retry_feedback("format", "no code block that parses")
+            return prompt + "\n\n" + feedback, "", None, {}
+        ids, res = await self._check_model_tests(code, n, mutant)
+        gold = res["jobs"]["gold"]
+        bad = _failed(gold.get("status", {}), ids) if ids else ["(no test collected)"]
+        if bad:
+            tries["gold"] += 1
+            detail = "\n".join((gold.get("details") or {}).get(t, t) for t in bad)[:1500]
+            self.out.model_events[-1].update(ok=False, failure="gold")
+            feedback = prompts.retry_feedback("gold", detail or "\n".join(bad))
+            return prompt + "\n\n" + feedback, code, None, res
+        return prompt, code, ids, res
+
     async def _model_coverage_tests(self) -> None:
         """Stage 1 with the model under test: write → gold validation → coverage fix."""
         gen = self.roles.tester
@@ -598,22 +629,10 @@ class Strengthener:
         attempt = -1
         while all(n < self.cfg.retries for n in tries.values()):
             attempt += 1
-            reply = await self._ask("tester", gen, prompts.TESTER_SYSTEM, prompt, "coverage")
-            code = prompts.extract_python(reply)
-            if code is None:
-                tries["format"] += 1
-                self.out.model_events[-1].update(ok=False, failure="format")
-                prompt += "\n\n" + prompts.retry_feedback("format", "no code block that parses")
+            prompt, code, ids, res = await self._try_tests(gen, prompt, "coverage", tries, attempt)
+            if ids is None:
                 continue
-            ids, res = await self._check_model_tests(code, attempt, None)
             gold = res["jobs"]["gold"]
-            bad = _failed(gold.get("status", {}), ids) if ids else ["(no test collected)"]
-            if bad:
-                tries["gold"] += 1
-                detail = "\n".join((gold.get("details") or {}).get(t, t) for t in bad)[:1500]
-                self.out.model_events[-1].update(ok=False, failure="gold")
-                prompt += "\n\n" + prompts.retry_feedback("gold", detail or "\n".join(bad))
-                continue
             cov = _covered_lines(gold.get("coverage"), set(ids))
             still = [ln for ln in lines if ln not in cov.get(path, set())]
             module = res["module"]
@@ -732,21 +751,10 @@ class Strengthener:
             attempt = -1
             while all(n < self.cfg.retries for n in tries.values()):
                 attempt += 1
-                reply = await self._ask("tester", gen, prompts.TESTER_SYSTEM, prompt, "mutant")
-                code = prompts.extract_python(reply)
-                if code is None:
-                    tries["format"] += 1
-                    self.out.model_events[-1].update(ok=False, failure="format")
-                    prompt += "\n\n" + prompts.retry_feedback("format", "no code block that parses")
-                    continue
-                ids, res = await self._check_model_tests(code, 100 + k * 10 + attempt, mid)
-                gold_r = res["jobs"]["gold"]
-                bad = _failed(gold_r.get("status", {}), ids) if ids else ["(no test collected)"]
-                if bad:
-                    tries["gold"] += 1
-                    detail = "\n".join((gold_r.get("details") or {}).get(t, t) for t in bad)
-                    self.out.model_events[-1].update(ok=False, failure="gold")
-                    prompt += "\n\n" + prompts.retry_feedback("gold", detail[:1500])
+                prompt, code, ids, res = await self._try_tests(
+                    gen, prompt, "mutant", tries, 100 + k * 10 + attempt, mid
+                )
+                if ids is None:
                     continue
                 mut_r = res["jobs"]["mutant"]
                 kills = mut_r.get("timed_out") or _failed(mut_r.get("status", {}), ids)

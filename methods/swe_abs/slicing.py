@@ -75,13 +75,16 @@ def _loads(nodes: Iterable[ast.AST | None]) -> set[str]:
                 if isinstance(sub, ast.Attribute | ast.Subscript) and isinstance(
                     sub.ctx, ast.Store | ast.Del
                 ):
-                    out |= _names(sub.value, ast.Load)
-                    root = sub.value
-                    while isinstance(root, ast.Attribute | ast.Subscript):
-                        root = root.value
-                    if isinstance(root, ast.Name):
-                        out.add(root.id)
+                    out |= _names(sub.value, ast.Load) | _stored_root(sub)
     return out
+
+
+def _stored_root(target: ast.Attribute | ast.Subscript) -> set[str]:
+    """The variable a store into ``a.b[i]`` (or ``a[i]``, ``a.b``) changes: ``{"a"}``."""
+    root = target.value
+    while isinstance(root, ast.Attribute | ast.Subscript):
+        root = root.value
+    return {root.id} if isinstance(root, ast.Name) else set()
 
 
 def _stores(nodes: Iterable[ast.AST | None]) -> set[str]:
@@ -92,11 +95,7 @@ def _stores(nodes: Iterable[ast.AST | None]) -> set[str]:
         out |= _names(n, ast.Store) | _names(n, ast.Del)
         for sub in ast.walk(n):  # a store into `a[i]` (or `a.b`) changes `a`
             if isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Store | ast.Del):
-                root = sub.value
-                while isinstance(root, ast.Attribute | ast.Subscript):
-                    root = root.value
-                if isinstance(root, ast.Name):
-                    out.add(root.id)
+                out |= _stored_root(sub)
     return out
 
 
