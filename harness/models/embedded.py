@@ -13,7 +13,10 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from harness.paths import cache_dir
 
@@ -48,38 +51,58 @@ def embedded_model_dir() -> Path:
     target = cache_dir() / "models" / EMBEDDED_NAME
     if (target / _MARKER).is_file():
         return target
+    gguf = embedded_gguf_path()
+    convert = partial(_convert, gguf)
+    return build_once(target, _MARKER, convert, EmbeddedModelError, f"Converting {gguf}")
+
+
+def build_once(
+    target: Path,
+    marker: str,
+    build: Callable[[Path], dict[str, Any]],
+    error: type[Exception],
+    action: str,
+) -> Path:
+    """`target`, made by `build(staging)` on first use; the dict it returns is written to the
+    `marker` file, whose presence says the folder is complete.
+
+    Several processes (parallel tests, a server and an eval) may ask at once: it is built once,
+    under a lock, into a staging folder renamed into place. A failed build leaves nothing behind
+    and raises `error("<action> into <target> failed: ...")`.
+    """
+    if (target / marker).is_file():
+        return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    # Several processes (parallel tests, a server and an eval) may ask at once: convert once.
-    with open(target.parent / f".{EMBEDDED_NAME}.lock", "w") as lock:
+    with open(target.parent / f".{target.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (target / _MARKER).is_file():
-            _convert(embedded_gguf_path(), target)
+        if (target / marker).is_file():
+            return target
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+        try:
+            record = build(staging)
+            (staging / marker).write_text(json.dumps(record))
+            if target.exists():
+                shutil.rmtree(target)
+            staging.rename(target)
+        except Exception as exc:  # noqa: BLE001 - re-raised with the context a user needs
+            shutil.rmtree(staging, ignore_errors=True)
+            raise error(f"{action} into {target} failed: {exc}") from exc
     return target
 
 
-def _convert(gguf: Path, target: Path) -> None:
+def _convert(gguf: Path, staging: Path) -> dict[str, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    staging = Path(tempfile.mkdtemp(prefix=f".{EMBEDDED_NAME}-", dir=target.parent))
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(
-            gguf.parent, gguf_file=gguf.name, dtype=torch.float32
-        )
-        # save_pretrained refuses GGUF-quantized models; the tensors are already de-quantized.
-        model.hf_quantizer = None  # type: ignore[assignment]
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
-        model.save_pretrained(staging)
-        tokenizer.save_pretrained(staging)
-        (staging / _MARKER).write_text(
-            json.dumps({"source": str(gguf), "package": EMBEDDED_PACKAGE, "dtype": "float32"})
-        )
-        if target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
-    except Exception as exc:  # noqa: BLE001 - re-raised with the context a user needs
-        shutil.rmtree(staging, ignore_errors=True)
-        raise EmbeddedModelError(f"Converting {gguf} into {target} failed: {exc}") from exc
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(
+        gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+    )
+    # save_pretrained refuses GGUF-quantized models; the tensors are already de-quantized.
+    model.hf_quantizer = None  # type: ignore[assignment]
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    return {"source": str(gguf), "package": EMBEDDED_PACKAGE, "dtype": "float32"}

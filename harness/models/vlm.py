@@ -20,22 +20,20 @@ and the model's name and log metadata say so.
 from __future__ import annotations
 
 import base64
-import fcntl
 import io
 import json
 import os
-import shutil
-import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from harness.models.embedded import embedded_model_dir
+from harness.models.embedded import build_once, embedded_model_dir
 from harness.models.grammar import Constraint, logits_processors_for
 from harness.models.hardware import DtypeChoice, apply_torch_threads, choose_dtype
-from harness.models.whitebox import Generation, _stop_cut, _truncate_at_stop
+from harness.models.whitebox import Generation, _finish, _greedy_generate
 from harness.paths import cache_dir
 
 VLM_NAME = "smolvlm-135m-untrained-vision"
@@ -101,15 +99,11 @@ def embedded_vlm_dir() -> Path:
     target = cache_dir() / "models" / VLM_NAME
     if (target / _MARKER).is_file():
         return target
-    text = embedded_model_dir()
-    with open(target.parent / f".{VLM_NAME}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (target / _MARKER).is_file():
-            _build(text, target)
-    return target
+    build = partial(_build, embedded_model_dir())
+    return build_once(target, _MARKER, build, VisionModelError, "Building the embedded VLM")
 
 
-def _build(text_dir: Path, target: Path) -> None:
+def _build(text_dir: Path, staging: Path) -> dict[str, Any]:
     import torch
     from transformers import (
         AutoModelForCausalLM,
@@ -123,72 +117,60 @@ def _build(text_dir: Path, target: Path) -> None:
         Idefics3ImageProcessorPil,
     )
 
-    staging = Path(tempfile.mkdtemp(prefix=f".{VLM_NAME}-", dir=target.parent))
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(text_dir)
-        tokenizer.add_tokens(_SPECIAL_TOKENS, special_tokens=True)
-        tokenizer.chat_template = CHAT_TEMPLATE
-        text = AutoModelForCausalLM.from_pretrained(text_dir, dtype=torch.float32)
-        text_config = text.config.to_dict()
-        old_vocab = int(text_config["vocab_size"])
-        text_config["vocab_size"] = -(-len(tokenizer) // 64) * 64  # room for the image tokens
-        config = Idefics3Config(
-            text_config=text_config,
-            vision_config=VISION_CONFIG,
-            scale_factor=SCALE_FACTOR,
-            image_token_id=int(tokenizer.convert_tokens_to_ids("<image>")),  # type: ignore[arg-type]
-            tie_word_embeddings=True,
-            pad_token_id=tokenizer.pad_token_id,
-        )
-        # Carried into config.json, so whatever serves the folder says what it is.
-        config.harness_untrained_vision = True
-        config.harness_label = VLM_LABEL
-        torch.manual_seed(SEED)
-        model = Idefics3ForConditionalGeneration(config).eval()
-        with torch.no_grad():
-            target_state = model.model.text_model.state_dict()
-            for key, value in text.model.state_dict().items():
-                if key == "embed_tokens.weight":
-                    target_state[key][:old_vocab] = value  # new image-token rows stay seeded-random
-                else:
-                    target_state[key].copy_(value)
-        model.tie_weights()
-        model.generation_config = GenerationConfig(
-            bos_token_id=text.config.bos_token_id,
-            eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
-            pad_token_id=tokenizer.pad_token_id,
-        )
-        model.save_pretrained(staging)
-        image_processor = Idefics3ImageProcessorPil(
-            do_resize=True,
-            size={"longest_edge": LONGEST_EDGE},
-            do_image_splitting=True,
-            max_image_size={"longest_edge": VISION_CONFIG["image_size"]},
-        )
-        processor = Idefics3Processor(
-            image_processor=image_processor,
-            tokenizer=tokenizer,
-            image_seq_len=IMAGE_SEQ_LEN,
-            chat_template=CHAT_TEMPLATE,
-        )
-        processor.save_pretrained(staging)
-        (staging / _MARKER).write_text(
-            json.dumps(
-                {
-                    "untrained_vision": True,
-                    "label": VLM_LABEL,
-                    "text_weights": str(text_dir),
-                    "seed": SEED,
-                    "image_seq_len": IMAGE_SEQ_LEN,
-                }
-            )
-        )
-        if target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
-    except Exception as exc:  # noqa: BLE001 - re-raised with the context a user needs
-        shutil.rmtree(staging, ignore_errors=True)
-        raise VisionModelError(f"Building the embedded VLM into {target} failed: {exc}") from exc
+    tokenizer = AutoTokenizer.from_pretrained(text_dir)
+    tokenizer.add_tokens(_SPECIAL_TOKENS, special_tokens=True)
+    tokenizer.chat_template = CHAT_TEMPLATE
+    text = AutoModelForCausalLM.from_pretrained(text_dir, dtype=torch.float32)
+    text_config = text.config.to_dict()
+    old_vocab = int(text_config["vocab_size"])
+    text_config["vocab_size"] = -(-len(tokenizer) // 64) * 64  # room for the image tokens
+    config = Idefics3Config(
+        text_config=text_config,
+        vision_config=VISION_CONFIG,
+        scale_factor=SCALE_FACTOR,
+        image_token_id=int(tokenizer.convert_tokens_to_ids("<image>")),  # type: ignore[arg-type]
+        tie_word_embeddings=True,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    # Carried into config.json, so whatever serves the folder says what it is.
+    config.harness_untrained_vision = True
+    config.harness_label = VLM_LABEL
+    torch.manual_seed(SEED)
+    model = Idefics3ForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        target_state = model.model.text_model.state_dict()
+        for key, value in text.model.state_dict().items():
+            if key == "embed_tokens.weight":
+                target_state[key][:old_vocab] = value  # new image-token rows stay seeded-random
+            else:
+                target_state[key].copy_(value)
+    model.tie_weights()
+    model.generation_config = GenerationConfig(
+        bos_token_id=text.config.bos_token_id,
+        eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    model.save_pretrained(staging)
+    image_processor = Idefics3ImageProcessorPil(
+        do_resize=True,
+        size={"longest_edge": LONGEST_EDGE},
+        do_image_splitting=True,
+        max_image_size={"longest_edge": VISION_CONFIG["image_size"]},
+    )
+    processor = Idefics3Processor(
+        image_processor=image_processor,
+        tokenizer=tokenizer,
+        image_seq_len=IMAGE_SEQ_LEN,
+        chat_template=CHAT_TEMPLATE,
+    )
+    processor.save_pretrained(staging)
+    return {
+        "untrained_vision": True,
+        "label": VLM_LABEL,
+        "text_weights": str(text_dir),
+        "seed": SEED,
+        "image_seq_len": IMAGE_SEQ_LEN,
+    }
 
 
 # --------------------------------------------------------------------------- in-process handle
@@ -322,43 +304,17 @@ class VisionLM:
         min_new_tokens: int,
         constraints: list[Constraint | None] | None = None,
     ) -> list[Generation]:
-        import torch
 
         enc = self.inputs(prompts)
         eos = self.eos_token_ids
         vocab = int(self.model.get_output_embeddings().weight.shape[0])
         processors = logits_processors_for(self, self.tokenizer, vocab, constraints)
-        with self._lock, torch.inference_mode():
-            out = self.model.generate(
-                **enc,
-                logits_processor=processors,
-                max_new_tokens=max_new_tokens,
-                min_new_tokens=min_new_tokens or None,
-                do_sample=False,
-                temperature=None,
-                top_p=None,
-                top_k=None,
-                eos_token_id=eos or None,
-                pad_token_id=self.tokenizer.pad_token_id,
-            )
+        out = _greedy_generate(self, enc, processors, eos, max_new_tokens, min_new_tokens)
         prompt_len = enc["input_ids"].shape[1]
         generations = []
         for i in range(len(prompts)):
             ids = [int(t) for t in out[i, prompt_len:]]
-            length, finish = len(ids), "length"
-            for pos, token in enumerate(ids):
-                if token in eos:
-                    length, finish = pos + 1, "stop"
-                    break
-            ids = ids[:length]
-            text = self.tokenizer.decode(ids, skip_special_tokens=True)
-            if stop:
-                cut = _stop_cut(self.tokenizer, ids, stop)
-                if cut is not None:
-                    ids, finish = ids[:cut], "stop"
-                    text = _truncate_at_stop(
-                        self.tokenizer.decode(ids, skip_special_tokens=True), stop
-                    )
+            ids, text, finish = _finish(self.tokenizer, ids, set(eos), stop)
             generations.append(
                 Generation(
                     prompt=str(prompts[i].messages[-1].get("content", ""))[:200],

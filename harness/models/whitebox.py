@@ -228,21 +228,16 @@ class WhiteBoxLM:
             self, tok, int(self.lm_head.weight.shape[0]), constraints
         )
         try:
-            with self._lock, torch.inference_mode():
-                out = self.model.generate(
-                    **enc,
-                    logits_processor=processors,
-                    max_new_tokens=max_new_tokens,
-                    min_new_tokens=min_new_tokens or None,
-                    do_sample=False,
-                    temperature=None,
-                    top_p=None,
-                    top_k=None,
-                    eos_token_id=eos or None,
-                    pad_token_id=tok.pad_token_id,
-                    output_logits=record,
-                    return_dict_in_generate=True,
-                )
+            out = _greedy_generate(
+                self,
+                enc,
+                processors,
+                eos,
+                max_new_tokens,
+                min_new_tokens,
+                output_logits=record,
+                return_dict_in_generate=True,
+            )
         finally:
             if handle is not None:
                 handle.remove()
@@ -253,19 +248,8 @@ class WhiteBoxLM:
         eos_set = set(eos)
         generations = []
         for i, prompt in enumerate(prompts):
-            ids = [int(t) for t in sequences[i]]
-            length, finish = len(ids), "length"
-            for pos, token in enumerate(ids):
-                if token in eos_set:
-                    length, finish = pos + 1, "stop"
-                    break
-            ids = ids[:length]
-            text = tok.decode(ids, skip_special_tokens=True)
-            if stop:
-                cut = _stop_cut(tok, ids, stop)
-                if cut is not None:
-                    ids, length, finish = ids[:cut], cut, "stop"
-                    text = _truncate_at_stop(tok.decode(ids, skip_special_tokens=True), stop)
+            ids, text, finish = _finish(tok, [int(t) for t in sequences[i]], eos_set, stop)
+            length = len(ids)
             n_prompt = int(enc["attention_mask"][i].sum())
             generations.append(
                 Generation(
@@ -366,6 +350,56 @@ class WhiteBoxLM:
                 rows_lp = logprobs[i, n_prompt - 1 : n_prompt + n_cont - 1]
                 results.append(rows_lp.gather(1, targets[:, None])[:, 0].numpy())
         return results
+
+
+def _greedy_generate(
+    lm: Any,
+    enc: Any,
+    processors: Any,
+    eos: list[int],
+    max_new_tokens: int,
+    min_new_tokens: int,
+    **extra: Any,
+) -> Any:
+    """`generate` on the handle's model (`lm.model`, under `lm._lock`), decoding greedily (the
+    model's own sampling settings switched off); `min_new_tokens` holds EOS back that long.
+    Shared by the text (`WhiteBoxLM`) and the vision (`VisionLM`) handle."""
+    import torch
+
+    with lm._lock, torch.inference_mode():
+        return lm.model.generate(
+            **enc,
+            logits_processor=processors,
+            max_new_tokens=max_new_tokens,
+            min_new_tokens=min_new_tokens or None,
+            do_sample=False,
+            temperature=None,
+            top_p=None,
+            top_k=None,
+            eos_token_id=eos or None,
+            pad_token_id=lm.tokenizer.pad_token_id,
+            **extra,
+        )
+
+
+def _finish(
+    tok: Any, ids: list[int], eos: set[int], stop: Sequence[str]
+) -> tuple[list[int], str, str]:
+    """One row's generated ids up to its first EOS (kept), then cut at the first stop string:
+    (ids, decoded text, finish reason "stop" or "length")."""
+    length, finish = len(ids), "length"
+    for pos, token in enumerate(ids):
+        if token in eos:
+            length, finish = pos + 1, "stop"
+            break
+    ids = ids[:length]
+    text = tok.decode(ids, skip_special_tokens=True)
+    if stop:
+        cut = _stop_cut(tok, ids, stop)
+        if cut is not None:
+            ids, finish = ids[:cut], "stop"
+            text = _truncate_at_stop(tok.decode(ids, skip_special_tokens=True), stop)
+    return ids, text, finish
 
 
 def _stop_cut(tok: Any, ids: list[int], stop: Sequence[str]) -> int | None:
