@@ -28,7 +28,8 @@ from ._reference import reference_for_row
 from ._runs import Run, SkippedLog
 
 SELECTION_RULE = (
-    "per (task, model, model roles, task arguments) the latest run with status 'success' is "
+    "per (task, model, model roles, task arguments, constrained decoding, model arguments, "
+    "generation settings) the latest run with status 'success' is "
     "used; unfinished, cancelled, failed, unreadable and superseded logs are listed under "
     "Skipped logs and never mixed in."
 )

@@ -1,7 +1,7 @@
 """Find the runs in a log directory and pick the ones a report uses.
 
-Rule (stated in the report): per (task, model, model roles, task arguments) the **latest run whose
-status is ``success``** is used. Every other log is listed as skipped with the reason: superseded
+Rule (stated in the report): per (task, model, model roles, task arguments, constrained decoding,
+model arguments and generation settings) the **latest run whose status is ``success``** is used. Every other log is listed as skipped with the reason: superseded
 by a newer complete run, unfinished (``started``), cancelled, failed (``error``), or unreadable.
 Only headers are read here (``read_eval_log(header_only=True)``).
 
@@ -55,22 +55,32 @@ class Run:
     error: str | None = None
     # `harness eval constrained=on|off` as the log records it ("" when the log does not say)
     constrained: str = ""
+    # model arguments and generation settings that change what the model computes
+    settings: dict[str, Any] = field(default_factory=dict)
+    # the settings that tell this run apart from a selected run of the same task and model
+    distinct: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def key(self) -> tuple[str, str, str, str, str]:
-        """What identifies "the same run" for selection (a constrained run is another run)."""
+    def key(self) -> tuple[str, str, str, str, str, str]:
+        """What identifies "the same run" for selection: a constrained run, or one with other
+        model arguments or generation settings (a grid cell), is another run."""
         return (
             self.task,
             self.model,
             json.dumps(self.model_roles, sort_keys=True),
             json.dumps(self.task_args, sort_keys=True, default=str),
             self.constrained,
+            json.dumps(self.settings, sort_keys=True, default=str),
         )
 
     @property
     def model_label(self) -> str:
-        """The model as leaderboards name it: constrained decoding is said beside the name."""
-        return f"{self.model} (constrained)" if self.constrained == "on" else self.model
+        """The model as leaderboards name it: constrained decoding, and the settings that tell
+        two runs of one task and model apart, are said beside the name."""
+        label = f"{self.model} (constrained)" if self.constrained == "on" else self.model
+        if self.distinct:
+            label += " [" + ", ".join(f"{k}={fmt_arg(v)}" for k, v in self.distinct.items()) + "]"
+        return label
 
     @property
     def name(self) -> str:
@@ -136,7 +146,30 @@ def run_from_header(path: str, log: EvalLog) -> Run:
         deviations=[str(d) for d in deviations] if isinstance(deviations, list) else [],
         error=(log.error.message if log.error is not None else None),
         constrained=_constrained(meta),
+        settings=_settings(log),
     )
+
+
+# How a model is reached or paced, not what it computes: not part of a run's identity.
+_TRANSPORT_ARGS = frozenset({"base_url", "api_key", "responder"})
+_PACING_CONFIG = frozenset(
+    {"max_connections", "max_retries", "timeout", "attempt_timeout", "batch", "cache_prompt"}
+)
+
+
+def _settings(log: EvalLog) -> dict[str, Any]:
+    """`model_arg.*` and generation options (temperature, max_tokens, seed, ...) of the run."""
+    out: dict[str, Any] = {}
+    for name, value in sorted((log.eval.model_args or {}).items()):
+        if name not in _TRANSPORT_ARGS:
+            out[name] = value
+    plan = getattr(log, "plan", None)
+    config = getattr(plan, "config", None)
+    if config is not None:
+        for name, value in sorted(config.model_dump(exclude_none=True).items()):
+            if name not in _PACING_CONFIG:
+                out[name] = value
+    return out
 
 
 def _constrained(meta: Any) -> str:
@@ -199,8 +232,8 @@ def _recency(run: Run) -> tuple[str, str, int, str]:
 
 
 def select_runs(runs: list[Run]) -> tuple[list[Run], list[SkippedLog]]:
-    """Latest ``success`` run per (task, model, model roles, task arguments); the rest skipped."""
-    by_key: dict[tuple[str, str, str, str], list[Run]] = {}
+    """Latest ``success`` run per configuration (`Run.key`); the rest skipped."""
+    by_key: dict[tuple[str, ...], list[Run]] = {}
     for run in runs:
         by_key.setdefault(run.key, []).append(run)
     selected: list[Run] = []
@@ -225,5 +258,24 @@ def select_runs(runs: list[Run]) -> tuple[list[Run], list[SkippedLog]]:
             else:
                 reason = f"superseded by newer complete run {chosen.name}" if chosen else "?"
             skipped.append(SkippedLog(run.path, run.task, run.model, reason))
-    selected.sort(key=lambda r: (r.task, r.model, r.key[3]))
+    _label_distinct(selected)
+    selected.sort(key=lambda r: (r.task, r.model, r.key[3], r.key[5]))
     return selected, skipped
+
+
+def _label_distinct(selected: list[Run]) -> None:
+    """Runs of one task, model, roles, arguments and constraint kept apart only by settings
+    (a grid over `model_arg.*` or `temperature`) get those settings into their label."""
+    groups: dict[tuple[str, ...], list[Run]] = {}
+    for run in selected:
+        run.distinct = {}
+        groups.setdefault(run.key[:5], []).append(run)
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        names = sorted({n for r in group for n in r.settings})
+        differing = [
+            n for n in names if len({json.dumps(r.settings.get(n), default=str) for r in group}) > 1
+        ]
+        for run in group:
+            run.distinct = {n: run.settings.get(n, "-") for n in differing}

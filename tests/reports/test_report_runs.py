@@ -44,6 +44,33 @@ def test_runs_started_and_finished_in_one_second_are_ordered_by_write_time() -> 
     assert select_runs([newer, crashed])[0] == [newer]
 
 
+def test_grid_cells_differing_only_in_model_args_or_generation_are_all_kept() -> None:
+    """A grid over `model_arg.dtype` or `temperature` (executor=ray) gives runs of one task, model
+    and arguments: each cell is its own run, labelled by what differs; a re-run of one cell
+    still supersedes it."""
+    t = "2026-11-30T20:00:00+00:00"
+    cells = []
+    for i, (dtype, temp) in enumerate([("float32", 0.0), ("bfloat16", 0.0), ("float32", 0.7)]):
+        run = _run(f"cell{i}.eval", t, t, modified_ns=i)
+        run.settings = {"dtype": dtype, "max_tokens": 64, "temperature": temp}
+        cells.append(run)
+    rerun = _run("cell0-again.eval", "2026-11-30T21:00:00+00:00", t, modified_ns=9)
+    rerun.settings = dict(cells[0].settings)
+    selected, skipped = select_runs([*cells, rerun])
+    assert sorted(r.path for r in selected) == ["cell0-again.eval", "cell1.eval", "cell2.eval"]
+    assert [(s.path, s.reason) for s in skipped] == [
+        ("cell0.eval", "superseded by newer complete run cell0-again.eval")
+    ]
+    labels = {r.path: r.model_label for r in selected}
+    assert labels == {  # max_tokens is the same in every cell: not named
+        "cell0-again.eval": "scripted/weak [dtype=float32, temperature=0.0]",
+        "cell1.eval": "scripted/weak [dtype=bfloat16, temperature=0.0]",
+        "cell2.eval": "scripted/weak [dtype=float32, temperature=0.7]",
+    }
+    # a single run keeps the plain model name
+    assert select_runs([cells[1]])[0][0].model_label == "scripted/weak"
+
+
 def test_read_runs_records_the_file_write_time(toy_logs, tmp_path) -> None:
     root, paths = toy_logs
     copy = tmp_path / "logs"
