@@ -30,6 +30,7 @@ import re
 import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from methods.swe_abs.jail_runner import code_key
 
@@ -577,6 +578,10 @@ def generate_mutants(
             continue
         if func.lineno in no_cover:
             continue
+        if allowed is not None and allowed.isdisjoint(
+            range(func.lineno, (func.end_lineno or func.lineno) + 1)
+        ):
+            continue  # every node the collector would edit lies inside the function's lines
         col = _Collector(src, allowed, no_mutate | no_cover)
         col.function(func)
         for index, edit in enumerate(col.edits):
@@ -633,9 +638,14 @@ def generate_mutants(
 
 def bytecode_equivalent(original: str, mutated: str, path: str = "<mutant>") -> bool:
     """True when both sources compile to the same code (the first equivalent-mutant filter)."""
-    a = compile(original, path, "exec", dont_inherit=True, optimize=0)
     b = compile(mutated, path, "exec", dont_inherit=True, optimize=0)
-    return code_key(a) == code_key(b)
+    return _source_key(original, path) == code_key(b)
+
+
+@lru_cache(maxsize=8)
+def _source_key(source: str, path: str) -> tuple:
+    """The code key of a file that every mutant of it is compared with (compiled once)."""
+    return code_key(compile(source, path, "exec", dont_inherit=True, optimize=0))
 
 
 def changed_functions(original: str, mutated: str) -> list[str]:

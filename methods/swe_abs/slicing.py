@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 GLOBAL_SCOPE = "<module>"
 PAPER_K_SCOPE = 5
@@ -127,8 +128,10 @@ _HEADER_PARTS: dict[type, tuple[str, ...]] = {
 }
 
 
+@lru_cache(maxsize=16)
 def analyse_source(source: str, filename: str = "<patched file>") -> LineFacts:
-    """Executable lines, scopes and def/use sets of every statement of ``source``."""
+    """Executable lines, scopes and def/use sets of every statement of ``source`` (cached: the
+    pipeline asks for the same gold file at every stage; the facts are read, never changed)."""
     tree = ast.parse(source, filename=filename)
     executable: set[int] = set()
     scope: dict[int, str] = {}
