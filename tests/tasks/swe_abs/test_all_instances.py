@@ -1,31 +1,108 @@
-"""Over every bundled instance, the model-free strengthening with the task's default settings:
-the gold patch resolves its instance and the base does not, and no correct candidate patch is
-ever rejected — by the original tests or by the strengthened ones."""
+"""Over every bundled instance, one run of the model-free strengthening (small budgets, shared by
+the tests below): the gold patch resolves its instance and the base does not, no correct
+candidate patch is ever rejected — by the original tests or by the strengthened ones — and the
+strengthened tests do reject wrong patches. A scripted solver answers every instance: a correct
+fix for the clamp instance (graded before and after the strengthening), prose elsewhere (a
+format failure, scored with its reason)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from .conftest import run_swe_abs
 
+CLAMP = "mahmoud__boltons-clamp-bounds"
+GOOD = '''Here is the fix:
+```python
+def clamp(x, lower=float('-inf'), upper=float('inf')):
+    """Limit a value to a given range."""
+    if upper < lower:
+        raise ValueError("upper bound below lower bound")
+    return min(max(x, lower), upper)
+```'''
+# Small budgets: the defaults (40 mutants, 200/150 Hypothesis examples, 3 gold reruns) are what
+# the README's full run uses; the guarantee is the same rule applied to fewer generated tests.
+BUDGET: dict[str, Any] = {
+    "max_mutants": 8,
+    "differential_examples": 30,
+    "explore_examples": 30,
+    "explore_tests": 4,
+    "flaky_reruns": 2,
+}
 
-def test_no_correct_candidate_is_ever_rejected(tmp_path, swe_abs_ready):
+
+def _solver_reply(messages: Any) -> str:
+    prompt = messages[-1].text
+    return GOOD if "boltons/mathutils.py" in prompt else "I would rewrite the function."
+
+
+@pytest.fixture(scope="module")
+def all_run(tmp_path_factory, swe_abs_ready):  # noqa: ARG001 - the fixture skips when not set up
     from inspect_ai.model import get_model
 
+    log, samples = run_swe_abs(
+        tmp_path_factory.mktemp("swe_abs_all"),
+        get_model("scripted/all_instances_solver", responder=_solver_reply),
+        max_samples=4,
+        **BUDGET,
+    )
+    return log, {s.id: s for s in samples}
+
+
+def test_every_instance_ran_gold_resolves_base_fails(all_run):
     from tasks.swe_abs.dataset import BUNDLED, load_instances
 
-    n = len(load_instances(BUNDLED))
-    log, samples = run_swe_abs(tmp_path, get_model("mockllm/model"), solver="none", max_samples=2)
-    assert len(samples) == n and all(s.error is None for s in samples)
+    _, samples = all_run
+    assert sorted(samples) == sorted(i.instance_id for i in load_instances(BUNDLED))
     problems = []
-    for s in samples:
+    for sid, s in samples.items():
         out = s.metadata["swe_abs"]["outcome"]
         if not out["gold_resolved"] or not out["base_fails_f2p"]:
-            problems.append((s.id, "gold/base", out["notes"]))
-        for c in out["candidates"]:
-            if c["kind"] == "correct" and not (c["resolved_original"] and c["resolved_abs"]):
-                problems.append(
-                    (s.id, c["system"], c["new_failed"], c["f2p_failed"], c["p2p_failed"])
-                )
+            problems.append((sid, out["notes"]))
     assert problems == []
+
+
+def test_no_correct_candidate_is_ever_rejected(all_run):
+    log, samples = all_run
+    problems = []
+    n_correct = 0
+    for sid, s in samples.items():
+        for c in s.metadata["swe_abs"]["outcome"]["candidates"]:
+            if c["kind"] != "correct":
+                continue
+            n_correct += 1
+            if not (c["resolved_original"] and c["resolved_abs"]):
+                problems.append((sid, c["system"], c["problem"], c["new_failed"],
+                                 c["f2p_failed"], c["p2p_failed"]))  # fmt: skip
+    assert problems == [] and n_correct >= len(samples)
+    assert log.results.scores[0].metrics["correct_rejected"].value == 0.0
+
+
+def test_the_strengthened_tests_reject_wrong_patches(all_run):
+    log, samples = all_run
     metrics = log.results.scores[0].metrics
-    assert metrics["correct_rejected"].value == 0.0
-    assert metrics["strengthened"].value > 0  # the strengthening does reject wrong patches
+    assert metrics["strengthened"].value > 0 and metrics["wrong_rejected"].value > 0
+    accepted = sum(
+        t["accepted"]
+        for s in samples.values()
+        for t in s.metadata["swe_abs"]["outcome"]["new_tests"]
+    )
+    assert accepted > len(samples)  # new tests on (nearly) every instance
+
+
+def test_model_patch_resolved_before_and_after(all_run):
+    _, samples = all_run
+    s = samples[CLAMP]
+    score = s.scores["swe_abs_scorer"]
+    assert score.value["solver_resolved"] == 1 and score.value["solver_resolved_abs"] == 1
+    assert "solver_failure" not in (score.metadata or {})
+    out = s.metadata["swe_abs"]["outcome"]
+    assert any(t["accepted"] for t in out["new_tests"])  # graded under a strengthened suite
+    [model] = [c for c in out["candidates"] if c["kind"] == "model"]
+    assert model["resolved_original"] and model["resolved_abs"]
+    # prose instead of a fix: a scored format failure
+    other = samples["pytoolz__toolz-interpose-empty"].scores["swe_abs_scorer"]
+    assert other.value["solver_resolved"] == 0
+    assert other.metadata["solver_failure"].startswith("format")

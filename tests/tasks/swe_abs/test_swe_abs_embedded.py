@@ -1,5 +1,6 @@
-"""The real embedded model as the solver on one instance (bwrap, one short attempt): the run
-completes and the model's patch is graded or scored as a failure with its reason."""
+"""The real embedded model as the solver on one instance (bwrap, one short attempt, no
+strengthening): the run completes and the model's patch is graded or scored as a failure with
+its reason."""
 
 from __future__ import annotations
 
@@ -17,10 +18,9 @@ def test_embedded_model_solves_and_is_graded(tmp_path, swe_abs_ready, embedded_d
         tmp_path,
         get_model("harness/default"),
         instances="mahmoud__boltons-clamp-bounds",
-        max_tokens=160,
-        tests_from="model_free",
-        explore_examples=40,
-        differential_examples=40,
+        max_tokens=64,  # a short reply: the model under test is what is exercised here
+        tests_from="none",  # the strengthening has its own tests (test_all_instances.py)
+        max_mutants=0,
         flaky_reruns=1,
     )
     assert sample.error is None
@@ -34,4 +34,5 @@ def test_embedded_model_solves_and_is_graded(tmp_path, swe_abs_ready, embedded_d
         )
     attempts = sample.metadata["swe_abs"]["solver"]["attempts"]
     assert len(attempts) == 1 and attempts[0]["reply"]
-    assert log.results.scores[0].metrics["correct_rejected"].value == 0.0
+    assert log.results.scores[0].metrics["solver_resolved"].value == score.value["solver_resolved"]
+    assert score.value["correct_prev_resolved"] >= 1  # the hand-written candidates were graded

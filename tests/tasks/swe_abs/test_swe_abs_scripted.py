@@ -1,6 +1,7 @@
-"""End to end in the bwrap sandbox with scripted models: the solver's patch graded before and
-after strengthening; malformed patches scored with their reason; a hanging and a fork-bombing
-patch stopped by the limits and scored while the run goes on; a flaky test detected and excluded."""
+"""End to end in the bwrap sandbox with scripted models: malformed patches scored with their
+reason; a hanging and a fork-bombing patch stopped by the limits and scored while the run goes
+on (one run, a sample per solver reply); a flaky test detected and excluded. The solver's patch
+graded before and after strengthening: ``test_all_instances.py``."""
 
 from __future__ import annotations
 
@@ -25,31 +26,13 @@ def clamp(x, lower=float('-inf'), upper=float('inf')):
 
 def _in_order(replies: list[str]):
     """A responder giving one reply per call, in order across samples (scripted ``replies``
-    restart with every sample)."""
+    restart with every sample); which sample got which reply is read back from its log."""
     it = iter(replies)
     return lambda messages: next(it)
 
 
 def _fn(body: str) -> str:
     return f"```python\ndef clamp(x, lower=float('-inf'), upper=float('inf')):\n{body}\n```"
-
-
-def test_model_patch_resolved_before_and_after(tmp_path, swe_abs_ready):
-    from inspect_ai.model import get_model
-
-    log, [sample] = run_swe_abs(tmp_path, get_model("scripted/good", reply=GOOD),
-                                instances=CLAMP, explore_examples=60, differential_examples=60)  # fmt: skip
-    score = sample.scores["swe_abs_scorer"]
-    assert score.value["solver_resolved"] == 1 and score.value["solver_resolved_abs"] == 1
-    assert "solver_failure" not in (score.metadata or {})
-    out = sample.metadata["swe_abs"]["outcome"]
-    assert out["gold_resolved"] and out["base_fails_f2p"]
-    by_kind = {c["system"]: c for c in out["candidates"]}
-    assert by_kind["hand_correct"]["resolved_original"] and by_kind["hand_correct"]["resolved_abs"]
-    assert any(c["kind"] == "model" for c in out["candidates"])
-    metrics = log.results.scores[0].metrics
-    assert metrics["correct_rejected"].value == 0.0
-    assert metrics["solver_resolved"].value == 1.0
 
 
 MALFORMED = [
@@ -59,52 +42,60 @@ MALFORMED = [
     ("syntax_error", _fn("    return min(max(x, lower), upper")),
     ("format", "I would change the clamp function to raise an error."),
 ]  # fmt: skip
+HANG = _fn("    while True:\n        pass")
+BOMB = _fn("    import os\n    while True:\n        os.fork()")
 
 
-def test_malformed_patches_are_scored_with_their_reason(tmp_path, swe_abs_ready):
+@pytest.fixture(scope="module")
+def solver_run(tmp_path_factory, swe_abs_ready):  # noqa: ARG001 - the fixture skips when not set up
+    """One run of the clamp instance, one sample per solver reply: the malformed patches, a
+    patch that hangs, one that forks without end, and a correct one; samples run side by side."""
     from inspect_ai.model import get_model
 
-    replies = [r for _, r in MALFORMED]
+    replies = [*(r for _, r in MALFORMED), HANG, BOMB, GOOD]
     log, samples = run_swe_abs(
-        tmp_path,
-        get_model("scripted/bad", responder=_in_order(replies)),
+        tmp_path_factory.mktemp("swe_abs_solver"),
+        get_model("scripted/clamp_replies", responder=_in_order(replies)),
         epochs=len(replies),
+        max_samples=3,
+        test_timeout=8,
         **FAST,
     )
-    seen = []
-    for s in sorted(samples, key=lambda s: s.epoch):
-        score = s.scores["swe_abs_scorer"]
+    by_reply = {s.metadata["swe_abs"]["solver"]["attempts"][0]["reply"]: s for s in samples}
+    assert sorted(by_reply) == sorted(replies)
+    return log, by_reply
+
+
+def _model_candidate(sample):
+    outcome = sample.metadata["swe_abs"]["outcome"]
+    [model] = [c for c in outcome["candidates"] if c["kind"] == "model"]
+    return model
+
+
+def test_malformed_patches_are_scored_with_their_reason(solver_run):
+    _, by_reply = solver_run
+    for kind, reply in MALFORMED:
+        score = by_reply[reply].scores["swe_abs_scorer"]
         assert score.value["solver_resolved"] == 0
-        failure = score.metadata["solver_failure"]
-        seen.append(failure.split(":", 1)[0])
+        # "syntax_error" from a function block: the file does not compile after the patch
+        assert score.metadata["solver_failure"].split(":", 1)[0] == kind, score.metadata
         # the hand-written candidates were still graded: the run went on
         assert score.value["correct_prev_resolved"] >= 1
-    assert seen == [kind for kind, _ in MALFORMED]
-    # "syntax_error" from a function block: the file does not compile after the patch
-    assert log.results.scores[0].metrics["solver_resolved"].value == 0.0
 
 
-def test_hang_and_fork_bomb_are_stopped_and_scored(tmp_path, swe_abs_ready):
-    from inspect_ai.model import get_model
-
-    hang = _fn("    while True:\n        pass")
-    bomb = _fn("    import os\n    while True:\n        os.fork()")
-    log, samples = run_swe_abs(
-        tmp_path, get_model("scripted/evil", responder=_in_order([hang, bomb, GOOD])), epochs=3,
-        test_timeout=8, **FAST,
-    )  # fmt: skip
-    by_epoch = {s.epoch: s for s in samples}
-    for epoch in (1, 2):
-        s = by_epoch[epoch]
-        assert s.error is None
-        model = [c for c in s.metadata["swe_abs"]["outcome"]["candidates"] if c["kind"] == "model"][
-            0
-        ]
-        assert model["problem"] in ("timeout", "runner_error"), model
-        assert s.scores["swe_abs_scorer"].value["solver_resolved"] == 0
-        assert s.scores["swe_abs_scorer"].metadata["solver_failure"]
-    # the run went on: the last sample, after both, resolves normally
-    assert by_epoch[3].scores["swe_abs_scorer"].value["solver_resolved"] == 1
+def test_hang_and_fork_bomb_are_stopped_and_scored(solver_run):
+    log, by_reply = solver_run
+    for reply in (HANG, BOMB):
+        s = by_reply[reply]
+        assert _model_candidate(s)["problem"] in ("timeout", "runner_error"), _model_candidate(s)
+        score = s.scores["swe_abs_scorer"]
+        assert score.value["solver_resolved"] == 0 and score.metadata["solver_failure"]
+        assert score.value["correct_prev_resolved"] >= 1
+    # the run went on: the correct patch, in the same run, resolves
+    good = by_reply[GOOD]
+    assert good.scores["swe_abs_scorer"].value["solver_resolved"] == 1
+    assert _model_candidate(good)["resolved_original"]
+    assert log.results.scores[0].metrics["solver_resolved"].value == pytest.approx(1 / 7)
 
 
 def test_flaky_original_test_is_detected_and_excluded(tmp_path, swe_abs_ready):
