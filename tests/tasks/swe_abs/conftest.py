@@ -6,6 +6,18 @@ from typing import Any
 
 import pytest
 
+# The clamp instance and a correct fix written differently from its gold patch (a scripted
+# solver's reply in several tests).
+CLAMP = "mahmoud__boltons-clamp-bounds"
+GOOD = '''Here is the fix:
+```python
+def clamp(x, lower=float('-inf'), upper=float('inf')):
+    """Limit a value to a given range."""
+    if upper < lower:
+        raise ValueError("upper bound below lower bound")
+    return min(max(x, lower), upper)
+```'''
+
 
 @pytest.fixture(scope="session")
 def swe_abs_ready() -> None:

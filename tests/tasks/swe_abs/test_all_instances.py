@@ -11,17 +11,8 @@ from typing import Any
 
 import pytest
 
-from .conftest import run_swe_abs
+from .conftest import CLAMP, GOOD, run_swe_abs
 
-CLAMP = "mahmoud__boltons-clamp-bounds"
-GOOD = '''Here is the fix:
-```python
-def clamp(x, lower=float('-inf'), upper=float('inf')):
-    """Limit a value to a given range."""
-    if upper < lower:
-        raise ValueError("upper bound below lower bound")
-    return min(max(x, lower), upper)
-```'''
 # Small budgets: the defaults (40 mutants, 200/150 Hypothesis examples, 3 gold reruns) are what
 # the README's full run uses; the guarantee is the same rule applied to fewer generated tests.
 BUDGET: dict[str, Any] = {

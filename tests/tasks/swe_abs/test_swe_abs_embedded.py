@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import run_swe_abs
+from .conftest import CLAMP, run_swe_abs
 
 pytestmark = pytest.mark.embedded
 
@@ -17,7 +17,7 @@ def test_embedded_model_solves_and_is_graded(tmp_path, swe_abs_ready, embedded_d
     log, [sample] = run_swe_abs(
         tmp_path,
         get_model("harness/default"),
-        instances="mahmoud__boltons-clamp-bounds",
+        instances=CLAMP,
         max_tokens=64,  # a short reply: the model under test is what is exercised here
         tests_from="none",  # the strengthening has its own tests (test_all_instances.py)
         max_mutants=0,

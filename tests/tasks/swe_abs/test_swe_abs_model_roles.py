@@ -4,9 +4,7 @@ are recorded with their reason; the new test also rejects the hand-written wrong
 
 from __future__ import annotations
 
-from .conftest import run_swe_abs
-
-CLAMP = "mahmoud__boltons-clamp-bounds"
+from .conftest import CLAMP, run_swe_abs
 
 STRICT_MUTANT = '''```python
 def clamp(x, lower=float('-inf'), upper=float('inf')):

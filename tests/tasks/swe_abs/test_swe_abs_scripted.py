@@ -9,19 +9,9 @@ import json
 
 import pytest
 
-from .conftest import run_swe_abs
+from .conftest import CLAMP, GOOD, run_swe_abs
 
-CLAMP = "mahmoud__boltons-clamp-bounds"
 FAST = {"instances": CLAMP, "tests_from": "none", "max_mutants": 0, "flaky_reruns": 1}
-
-GOOD = '''Here is the fix:
-```python
-def clamp(x, lower=float('-inf'), upper=float('inf')):
-    """Limit a value to a given range."""
-    if upper < lower:
-        raise ValueError("upper bound below lower bound")
-    return min(max(x, lower), upper)
-```'''
 
 
 def _in_order(replies: list[str]):
