@@ -35,7 +35,8 @@ CE_ROW = {
 }
 
 
-def test_who_and_when_from_the_hub_cache(hub_cache) -> None:
+def _fill_who_and_when(hub_cache) -> None:
+    """Who&When in the hub's layout: two algorithm-generated rows, one hand-crafted."""
     hub_cache.fill(
         "Kevin355/Who_and_When",
         {
@@ -49,6 +50,10 @@ def test_who_and_when_from_the_hub_cache(hub_cache) -> None:
             "Hand-Crafted/0.parquet": hub_cache.parquet([AG_ROW]),
         },
     )
+
+
+def test_who_and_when_from_the_hub_cache(hub_cache) -> None:
+    _fill_who_and_when(hub_cache)
     ts = load_who_and_when("hf://Kevin355/Who_and_When", "algorithm_generated")
     assert [t.id for t in ts] == ["algorithm_generated/hf0", "algorithm_generated/hf1"]
     assert ts[0].mistake_step == 1 and ts[0].mistake_agent == "Verification_Expert"
@@ -75,19 +80,7 @@ def test_correct_error_default_hub_and_local_files(hub_cache, tmp_path: Path) ->
 def test_the_task_reads_who_and_when_from_a_hub_id(hub_cache, tmp_path: Path) -> None:
     from tasks.correct.task import correct
 
-    hub_cache.fill(
-        "Kevin355/Who_and_When",
-        {
-            "README.md": hub_cache.card(
-                {
-                    "Algorithm-Generated": {"train": "Algorithm-Generated/*.parquet"},
-                    "Hand-Crafted": {"train": "Hand-Crafted/*.parquet"},
-                }
-            ),
-            "Algorithm-Generated/0.parquet": hub_cache.parquet([AG_ROW, AG_ROW]),
-            "Hand-Crafted/0.parquet": hub_cache.parquet([AG_ROW]),
-        },
-    )
+    _fill_who_and_when(hub_cache)
     task = correct(method="first_step", who_and_when="hf://Kevin355/Who_and_When")
     assert [s.id for s in task.dataset] == [
         "algorithm_generated/hf0",
