@@ -32,6 +32,16 @@ def bwrap_available() -> str:
 
 
 @pytest.fixture(scope="session")
+def docker_ok() -> None:
+    """Skip with the reason when no Docker engine is reachable (`make test` starts one)."""
+    from sandboxes.docker import docker_problem
+
+    problem = docker_problem()
+    if problem is not None:
+        pytest.skip(f"docker sandbox unavailable here: {problem}")
+
+
+@pytest.fixture(scope="session")
 def embedded_dir() -> Path:
     """The embedded model converted to an HF folder (converted once per cache dir)."""
     from harness.models import EmbeddedModelError, embedded_model_dir

@@ -35,15 +35,6 @@ def bwrap_ok() -> None:
         pytest.skip(f"bwrap sandbox unavailable here: {problem}")
 
 
-@pytest.fixture(scope="session")
-def docker_ok() -> None:
-    from sandboxes.docker import docker_problem
-
-    problem = docker_problem()
-    if problem is not None:
-        pytest.skip(f"docker sandbox unavailable here: {problem}")
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A test module runs on the kinds in its `SANDBOX_KINDS` (default: bwrap only), each in its
     modes: (bwrap, persistent), (bwrap, per_exec), (docker, container)."""

@@ -121,18 +121,9 @@ def test_serve_options() -> None:
         parse_serve_options(["tp=x"])
 
 
-@pytest.fixture(scope="module")
-def docker_engine() -> None:
-    from sandboxes.docker import docker_problem
-
-    problem = docker_problem()
-    if problem is not None:
-        pytest.skip(f"no Docker engine: {problem}")
-
-
 @pytest.mark.vllm
 @pytest.mark.slow
-def test_embedded_model_served_from_a_container(docker_engine: None) -> None:
+def test_embedded_model_served_from_a_container(docker_ok: None) -> None:
     from harness.models.embedded import EMBEDDED_NAME, embedded_model_dir
     from harness.models.vllm_server import free_port
     from sandboxes.docker import own_containers

@@ -13,13 +13,3 @@ def bwrap_ok() -> None:
     problem = bwrap_problem()
     if problem:
         pytest.skip(f"bwrap sandbox unavailable: {problem}")
-
-
-@pytest.fixture(scope="session")
-def docker_ok() -> None:
-    """Skip with the reason when no Docker engine is reachable (`make docker` starts one)."""
-    from sandboxes.docker import docker_problem
-
-    problem = docker_problem()
-    if problem is not None:
-        pytest.skip(f"docker sandbox unavailable here: {problem}")
