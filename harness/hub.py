@@ -35,6 +35,7 @@ __all__ = [
     "materialise",
     "materialised_dir",
     "parse_source",
+    "read_json_records",
     "read_records",
     "resolve_records",
 ]
@@ -289,7 +290,7 @@ def _load(files: list[Path], where: str, *, decode_images: bool) -> list[dict[st
         )
     except Exception as exc:  # noqa: BLE001 - pyarrow/datasets raise many types; name the file
         for file in files if builder == "json" else []:
-            _raise_bad_json_line(file)
+            read_json_records(file)  # names the first bad line (datasets' own errors do not)
         raise DatasetFormatError(f"{where}: not readable as {builder} ({exc})") from None
     if not decode_images:
         for name, feature in ds.features.items():
@@ -298,27 +299,46 @@ def _load(files: list[Path], where: str, *, decode_images: bool) -> list[dict[st
     return ds.to_list()
 
 
-def _json_lines(file: Path) -> list[int] | None:
-    """Line numbers of the non-blank lines when `file` is JSON lines (None: one JSON document)."""
-    lines = file.read_text(encoding="utf-8").splitlines()
+def _json_lines(lines: list[str]) -> list[int] | None:
+    """Line numbers of the non-blank lines when `lines` are JSON lines (None: one JSON document,
+    a list: the first non-blank line starts with `[`)."""
     numbers = [n for n, line in enumerate(lines, 1) if line.strip()]
     if numbers and lines[numbers[0] - 1].lstrip().startswith("["):
         return None
     return numbers
 
 
-def _raise_bad_json_line(file: Path) -> None:
-    """Name the first line `json` rejects (datasets' own errors do not)."""
+def read_json_records(file: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(location, record) pairs of a local JSON-lines file or JSON list, as written (no
+    `datasets` schema coercion): `file:line` for JSON lines, `file row i` for a list. A line or
+    document that is not JSON, or a record that is not an object, raises `DatasetFormatError`
+    naming the file and line."""
     try:
-        numbers = _json_lines(file)
+        lines = file.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as exc:
         raise DatasetFormatError(f"{file}: not UTF-8 text (byte {exc.start})") from None
-    lines = file.read_text(encoding="utf-8").splitlines()
-    for n in numbers or []:
+    numbers = _json_lines(lines)
+    if numbers is None:
         try:
-            json.loads(lines[n - 1])
+            document = json.loads("\n".join(lines))
         except json.JSONDecodeError as exc:
-            raise DatasetFormatError(f"{file}:{n}: invalid JSON ({exc.msg})") from None
+            raise DatasetFormatError(f"{file}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+        if not isinstance(document, list):
+            raise DatasetFormatError(f"{file}: expected a JSON list of records")
+        numbered = [(f"{file} row {i}", record) for i, record in enumerate(document)]
+    else:
+        numbered = []
+        for n in numbers:
+            try:
+                numbered.append((f"{file}:{n}", json.loads(lines[n - 1])))
+            except json.JSONDecodeError as exc:
+                raise DatasetFormatError(f"{file}:{n}: invalid JSON ({exc.msg})") from None
+    for where, record in numbered:
+        if not isinstance(record, dict):
+            raise DatasetFormatError(
+                f"{where}: not a JSON object (a {type(record).__name__} record)"
+            )
+    return numbered
 
 
 def _locations(files: Sequence[Path], n_rows: int, root: Path | None, prefix: str) -> list[str]:
@@ -329,7 +349,11 @@ def _locations(files: Sequence[Path], n_rows: int, root: Path | None, prefix: st
 
     out: list[str] = []
     for file in files:
-        numbers = _json_lines(file) if file.suffix in (".jsonl", ".json") else None
+        numbers = (
+            _json_lines(file.read_text(encoding="utf-8").splitlines())
+            if file.suffix in (".jsonl", ".json")
+            else None
+        )
         if numbers is None:
             break
         out += [f"{name(file)}:{n}" for n in numbers]

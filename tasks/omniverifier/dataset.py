@@ -25,7 +25,7 @@ from typing import Any
 
 from inspect_ai.dataset import Sample
 
-from harness.hub import DatasetFormatError, DataSpec, HubDataset, read_records
+from harness.hub import DatasetFormatError, DataSpec, HubDataset, read_json_records, read_records
 from tasks.omniverifier.render import render
 from tasks.omniverifier.scenes import ERROR_TYPES, make_pair
 
@@ -195,33 +195,13 @@ def viverbench_record_to_sample(
     )
 
 
-def _read_records(path: Path) -> list[tuple[str, Mapping[str, Any]]]:
+def _read_records(path: Path) -> Sequence[tuple[str, Mapping[str, Any]]]:
     if path.suffix == ".parquet":
         import pandas as pd
 
         frame = pd.read_parquet(path)
-        return [(f"{path}: row {i}", row) for i, row in enumerate(frame.to_dict(orient="records"))]
-    text = path.read_text()
-    if path.suffix == ".jsonl":
-        out = []
-        for i, line in enumerate(text.splitlines()):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetFormatError(f"{path}: line {i + 1} is not JSON ({exc.msg})") from exc
-            if not isinstance(rec, dict):
-                raise DatasetFormatError(f"{path}: line {i + 1} is not a JSON object")
-            out.append((f"{path}: line {i + 1}", rec))
-        return out
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DatasetFormatError(f"{path}: not JSON ({exc.msg})") from exc
-    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise DatasetFormatError(f"{path}: expected a JSON list of records")
-    return [(f"{path}: record {i}", r) for i, r in enumerate(data)]
+        return [(f"{path} row {i}", row) for i, row in enumerate(frame.to_dict(orient="records"))]
+    return read_json_records(path)
 
 
 def load_viverbench(root: Path) -> list[Sample]:

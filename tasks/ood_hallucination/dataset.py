@@ -10,14 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Literal
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from harness.data import content_hash
-from harness.hub import DataSpec, HubDataset, Records, resolve_records
+from harness.hub import DataSpec, HubDataset, Records, read_json_records, resolve_records
 from tasks.ood_hallucination.answers import normalize_number
 
 __all__ = [
@@ -31,7 +30,6 @@ __all__ = [
     "generated_record_to_sample",
     "gsm8k_record_to_sample",
     "load_dataset",
-    "read_jsonl",
 ]
 
 PromptStyle = Literal["cot", "short"]
@@ -223,18 +221,6 @@ def _require(record: Any, *keys: str) -> list[Any]:
     return [record[k] for k in keys]
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed object) per non-blank line; bad JSON names the file and line."""
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield lineno, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from exc
-
-
 # Revisions pinned by inspect_evals 0.28.0 (gsm8k.py, commonsense_qa.py); AQuA's is not pinned
 # there, so it reads the hub's current `main` (logged as unpinned) until a commit is verified.
 DATA: tuple[DataSpec, ...] = (
@@ -307,21 +293,21 @@ def load_dataset(
     spec, convert = _FILES[name]
     found = resolve_records(data_file, spec, task="ood_hallucination")
     if isinstance(found, Records):  # an hf:// id or a local file, read through `datasets`
-        where, source, digest = "", found.source, found.content_hash
-        numbered: Iterable[tuple[Any, Any]] = found.numbered()
+        source, digest = found.source, found.content_hash
+        numbered = found.numbered()
     else:
         if not found.is_file():
             raise FileNotFoundError(
                 f"{name} data file not found: {found}. How to obtain it: {spec.how_to_get}"
             )
-        where, source, digest = f"{found}:", str(found), content_hash(found)
-        numbered = read_jsonl(found)
+        source, digest = str(found), content_hash(found)
+        numbered = read_json_records(found)
     samples = []
-    for index, (lineno, record) in enumerate(numbered):
+    for index, (where, record) in enumerate(numbered):
         try:
             samples.append(convert(record, index, style))
         except ValueError as exc:
-            raise ValueError(f"{where}{lineno}: malformed {name} record: {exc}") from exc
+            raise ValueError(f"{where}: malformed {name} record: {exc}") from exc
     if not samples:
         raise ValueError(f"{source}: no records")
     info = {

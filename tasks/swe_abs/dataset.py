@@ -13,7 +13,6 @@ Two sources, one record format (SWE-bench's fields, see ``methods.swe_abs.instan
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from inspect_ai.dataset import Sample
 
 from harness import hub
 from harness.data import content_hash
-from methods.swe_abs import Instance, InstanceFormatError, instance_from_record
+from methods.swe_abs import Instance, instance_from_record
 
 HERE = Path(__file__).resolve().parent
 BUNDLED = HERE / "data" / "instances.jsonl"
@@ -64,30 +63,12 @@ DATA: tuple[hub.DataSpec, ...] = (
 
 def read_records(path: Path) -> list[dict[str, Any]]:
     """JSONL (one record per line) or a JSON list; errors name the file and line."""
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".json" or text.lstrip().startswith("["):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InstanceFormatError(f"{path}: not valid JSON ({exc})") from None
-        if not isinstance(data, list):
-            raise InstanceFormatError(f"{path}: expected a JSON list of instance records")
-        return data
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise InstanceFormatError(f"{path}:{n}: not valid JSON ({exc})") from None
-    return out
+    return [record for _, record in hub.read_json_records(path)]
 
 
 def load_instances(path: Path) -> list[Instance]:
     return [
-        instance_from_record(r, where=f"{path.name}:{i + 1}")
-        for i, r in enumerate(read_records(path))
+        instance_from_record(record, where=where) for where, record in hub.read_json_records(path)
     ]
 
 

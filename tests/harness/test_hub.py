@@ -16,6 +16,7 @@ from harness.hub import (
     HubUnavailableError,
     materialise,
     parse_source,
+    read_json_records,
     read_records,
     resolve_records,
 )
@@ -145,6 +146,40 @@ def test_local_errors_name_the_file(tmp_path: Path) -> None:
     (tmp_path / "x.txt").write_text("x")
     with pytest.raises(DatasetNotFoundError, match="cannot read"):
         read_records(tmp_path / "x.txt")
+
+
+def test_read_json_records_keeps_records_as_written_and_names_lines(tmp_path: Path) -> None:
+    lines = tmp_path / "a.jsonl"
+    lines.write_text('{"x": 1}\n\n{"x": "two", "nested": {"k": [1]}}\n')
+    assert read_json_records(lines) == [
+        (f"{lines}:1", {"x": 1}),
+        (f"{lines}:3", {"x": "two", "nested": {"k": [1]}}),  # no common schema imposed
+    ]
+    listed = tmp_path / "b.json"
+    listed.write_text(json.dumps([{"x": 1}, {"y": 2}], indent=1))
+    assert read_json_records(listed) == [
+        (f"{listed} row 0", {"x": 1}),
+        (f"{listed} row 1", {"y": 2}),
+    ]
+    assert read_json_records(_write(tmp_path / "empty.jsonl", "\n")) == []
+    cases = [
+        ("bad.jsonl", '{"x": 1}\n{broken\n', r"bad.jsonl:2: invalid JSON"),
+        ("scalar.jsonl", '{"x": 1}\n[1, 2]\n', r"scalar.jsonl:2: not a JSON object \(a list"),
+        ("bad.json", '[{"x": 1},\n {broken]\n', r"bad.json:2: invalid JSON"),
+        ("items.json", '[{"x": 1}, 3]', r"items.json row 1: not a JSON object \(a int"),
+    ]
+    for name, text, message in cases:
+        with pytest.raises(DatasetFormatError, match=message):
+            read_json_records(_write(tmp_path / name, text))
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(b'{"x": "caf\xe9"}\n')
+    with pytest.raises(DatasetFormatError, match=r"latin.jsonl: not UTF-8 text \(byte 10\)"):
+        read_json_records(latin)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
 
 
 def _parquet(rows: list[dict]) -> bytes:

@@ -105,7 +105,7 @@ def test_malformed_viverbench_record_names_the_field(
 def test_broken_viverbench_file(tmp_path: Path) -> None:
     bad = tmp_path / "x.jsonl"
     bad.write_text('{"task": "T"}\nnot json\n')
-    with pytest.raises(DatasetFormatError, match="line 2"):
+    with pytest.raises(DatasetFormatError, match=r"x.jsonl:2: invalid JSON"):
         load_viverbench(bad)
     with pytest.raises(DatasetFormatError, match="no .jsonl"):
         load_viverbench(_empty(tmp_path))

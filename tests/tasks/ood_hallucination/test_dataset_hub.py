@@ -3,6 +3,7 @@ cache offline (the code a user runs online), and local Parquet files."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,20 @@ def test_offline_without_cache_or_data_dir_names_both(hub_cache, tmp_path, monke
     text = str(info.value)
     assert "hf://openai/gsm8k@cc7b047" in text and "gsm8k/test.jsonl" in text
     assert "harness data pull ood_hallucination" in text
+
+
+def test_offline_without_cache_reads_the_data_dir_file_naming_bad_lines(
+    hub_cache, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path))
+    local = tmp_path / "gsm8k" / "test.jsonl"
+    local.parent.mkdir()
+    local.write_text("\n".join(json.dumps(r) for r in GSM_ROWS) + "\n")
+    ds, info = load_dataset("gsm8k")
+    assert [s.target for s in ds] == ["5", "12"] and info["dataset_source"] == str(local)
+    local.write_text(json.dumps(GSM_ROWS[0]) + "\n\n" + json.dumps({"question": "no answer"}))
+    with pytest.raises(ValueError, match=r"test.jsonl:3: malformed gsm8k record"):
+        load_dataset("gsm8k")
+    local.write_text(json.dumps(GSM_ROWS[0]) + "\n{broken\n")
+    with pytest.raises(ValueError, match=r"test.jsonl:2: invalid JSON"):
+        load_dataset("gsm8k")

@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+from harness.hub import DatasetFormatError
 from methods.swe_abs import InstanceFormatError, check_patch, instance_from_record
 from tasks.swe_abs.dataset import (
     BUNDLED,
@@ -44,7 +45,7 @@ def test_record_to_sample_swebench_format():
 def test_read_records_names_the_bad_line(tmp_path):
     path = tmp_path / "x.jsonl"
     path.write_text('{"instance_id": "a"}\n{broken\n')
-    with pytest.raises(InstanceFormatError, match=r"x.jsonl:2"):
+    with pytest.raises(DatasetFormatError, match=r"x.jsonl:2: invalid JSON"):
         read_records(path)
     listed = tmp_path / "y.json"
     listed.write_text(json.dumps([{"a": 1}]))
