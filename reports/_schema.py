@@ -108,6 +108,17 @@ def _req(d: dict[str, Any], key: str, where: str) -> Any:
     return d[key]
 
 
+def _mapping(raw: Any, known: set[str], where: str, what: str) -> dict[str, Any]:
+    """`raw` as a mapping of `what`'s fields; anything else, or an unknown field (a typo that
+    would otherwise be ignored), is an error naming the place."""
+    if not isinstance(raw, dict):
+        raise SchemaError(f"{where}: the {what} must be a mapping, got {type(raw).__name__}")
+    unknown = set(raw) - known
+    if unknown:
+        raise SchemaError(f"{where}: unknown {what} field(s) {sorted(unknown)}")
+    return raw
+
+
 def _choice(value: Any, options: tuple[str, ...], where: str) -> str:
     if value not in options:
         raise SchemaError(f"{where}: {value!r} is not one of {', '.join(options)}")
@@ -117,11 +128,7 @@ def _choice(value: Any, options: tuple[str, ...], where: str) -> str:
 def _parse_interval(raw: Any, where: str) -> IntervalSpec:
     if raw is None:
         return IntervalSpec()
-    if not isinstance(raw, dict):
-        raise SchemaError(f"{where}: 'interval' must be a mapping, got {type(raw).__name__}")
-    unknown = set(raw) - {"kind", "value", "score", "label", "group", "where"}
-    if unknown:
-        raise SchemaError(f"{where}: unknown interval field(s) {sorted(unknown)}")
+    raw = _mapping(raw, {"kind", "value", "score", "label", "group", "where"}, where, "interval")
     kind = _choice(raw.get("kind", "auto"), _INTERVAL_KINDS, f"{where}.interval.kind")
     spec = IntervalSpec(
         kind=kind,  # type: ignore[arg-type]
@@ -156,11 +163,7 @@ _METRIC_FIELDS = {
 
 
 def _parse_metric(raw: Any, where: str) -> MetricSpec:
-    if not isinstance(raw, dict):
-        raise SchemaError(f"{where}: a metric must be a mapping, got {type(raw).__name__}")
-    unknown = set(raw) - _METRIC_FIELDS
-    if unknown:
-        raise SchemaError(f"{where}: unknown metric field(s) {sorted(unknown)}")
+    raw = _mapping(raw, _METRIC_FIELDS, where, "metric")
     mid = str(_req(raw, "id", where))
     raw_key = _req(raw, "key", where)
     keys = [str(k) for k in raw_key] if isinstance(raw_key, list) else [str(raw_key)]
@@ -213,8 +216,7 @@ def _parse_split(raw: Any, where: str) -> str | None:
 
 
 def _parse_plot(raw: Any, where: str, metric_ids: set[str]) -> PlotSpec:
-    if not isinstance(raw, dict):
-        raise SchemaError(f"{where}: a plot must be a mapping")
+    raw = _mapping(raw, {"kind", "metric", "before", "after", "group", "title"}, where, "plot")
     kind = _choice(raw.get("kind"), ("bars", "roc", "score_drop"), f"{where}.kind")
     plot = PlotSpec(
         kind=kind,  # type: ignore[arg-type]
@@ -233,8 +235,6 @@ def _parse_plot(raw: Any, where: str, metric_ids: set[str]) -> PlotSpec:
 
 def parse_schema(data: Any, source: str) -> LeaderboardSchema:
     """Build a schema from parsed YAML; errors name ``source`` and the offending field."""
-    if not isinstance(data, dict):
-        raise SchemaError(f"{source}: a schema must be a mapping")
     known = {
         "task",
         "title",
@@ -247,9 +247,7 @@ def parse_schema(data: Any, source: str) -> LeaderboardSchema:
         "plots",
         "split_rows_by",
     }
-    unknown = set(data) - known
-    if unknown:
-        raise SchemaError(f"{source}: unknown field(s) {sorted(unknown)}")
+    data = _mapping(data, known, source, "schema")
     task = str(_req(data, "task", source))
     raw_metrics = data.get("metrics") or []
     if not isinstance(raw_metrics, list):

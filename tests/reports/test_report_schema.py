@@ -45,7 +45,11 @@ def test_parse_defaults():
 @pytest.mark.parametrize(
     "bad,match",
     [
-        (_minimal(colour="red"), r"x.yaml: unknown field\(s\) \['colour'\]"),
+        (_minimal(colour="red"), r"x.yaml: unknown schema field\(s\) \['colour'\]"),
+        (
+            _minimal(plots=[{"kind": "bars", "metric": "acc", "titel": "x"}]),
+            r"x.yaml: plots\[0\]: unknown plot field\(s\) \['titel'\]",
+        ),
         (_minimal(metrics=[{"id": "a"}]), "metrics\\[0\\]: missing required field 'key'"),
         (_minimal(metrics=[{"id": "a", "key": "k", "direction": "up"}]), "direction"),
         (
