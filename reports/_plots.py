@@ -58,7 +58,11 @@ def bars(lb: Leaderboard, metric: MetricSpec, title: str = "") -> Plot | None:
     )
     fig, ax = plt.subplots(figsize=(7.5, 0.5 + 0.42 * len(rows)))
     y = np.arange(len(rows))
-    ax.barh(y, values, xerr=err, color="#4c78a8", ecolor="#222", capsize=3)
+    ax.barh(y, values, color="#4c78a8")
+    # The intervals drawn apart, from the (2, n) array: `barh(xerr=...)` turns a single bar's
+    # interval into a list of 1-element arrays, which matplotlib then converts to a scalar
+    # (numpy's "array with ndim > 0 to a scalar" DeprecationWarning). Same picture.
+    ax.errorbar(values, y, xerr=err, fmt="none", ecolor="#222", capsize=3)
     ax.set_yticks(y, [_short(r.label) for r in rows], fontsize=8)
     ax.invert_yaxis()
     unit = " (%)" if metric.format == "percent" else ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import math
 import re
 
@@ -149,12 +150,12 @@ def test_outputs_written(toy_report):
     md = toy_report.markdown.read_text()
     for heading in ("## qa_toy", "## Toy detector", "## Skipped logs", "Paired comparisons"):
         assert heading in md
-    rows = list(csv.DictReader(toy_report.csv.open()))
+    rows = list(csv.DictReader(io.StringIO(toy_report.csv.read_text())))
     weak = [r for r in rows if r["task"] == "qa_toy" and r["model"] == "scripted/weak"]
     assert weak and weak[0]["value"] == "0.6" and weak[0]["model_failures"] == "2"
     strong = [r for r in rows if r["task"] == "qa_toy" and r["model"] == "scripted/strong"]
     assert float(strong[0]["delta"]) == pytest.approx(1 / 3)
-    skipped = list(csv.DictReader(toy_report.skipped_csv.open()))
+    skipped = list(csv.DictReader(io.StringIO(toy_report.skipped_csv.read_text())))
     assert {"corrupt.eval", "unfinished_qa_toy.json"} <= {r["log"] for r in skipped}
 
 
@@ -180,7 +181,7 @@ def test_only_unfinished_runs_are_never_used(toy_logs, tmp_path):
 
 
 def test_nan_safe_formatting_in_csv(toy_report):
-    rows = list(csv.DictReader(toy_report.csv.open()))
+    rows = list(csv.DictReader(io.StringIO(toy_report.csv.read_text())))
     ghost = [r for r in rows if r["metric_id"] == "ghost"]
     assert ghost and all(r["value"] == "" for r in ghost)
     assert all(not math.isnan(float(r["value"])) for r in rows if r["value"])

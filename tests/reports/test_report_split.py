@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 
 import pytest
 
@@ -211,7 +212,7 @@ def test_rendered_outputs_show_the_part(correct_report):
     assert "rows split by 'metadata.subset'" in md
     html = correct_report.html.read_text()
     assert ">Part (subset)</th>" in html and f"<td>{ALG}</td>" in html
-    rows = list(csv.DictReader(correct_report.csv.open()))
+    rows = list(csv.DictReader(io.StringIO(correct_report.csv.read_text())))
     step = {
         r["part"]: r
         for r in rows
