@@ -8,6 +8,7 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from methods.omniverifier import (
+    META_IOU_THRESHOLD,
     MultiBox,
     Rationale,
     VerifierOutput,
@@ -38,7 +39,7 @@ def verification_scorer(
     rationale: Rationale,
     box_format: BoxFormat,
     multi_box: MultiBox,
-    threshold: float = 0.6,
+    threshold: float = META_IOU_THRESHOLD,
     reply_format: ReplyFormat,
 ) -> Scorer:
     """Score value: ``judgment`` (R_acc), ``format`` (R_f), ``localised`` (R_meta; y = False

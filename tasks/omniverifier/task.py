@@ -15,7 +15,7 @@ from inspect_ai import Task, task
 
 from harness.data import content_hash, data_path
 from harness.records import task_metadata
-from methods.omniverifier import MultiBox
+from methods.omniverifier import META_IOU_THRESHOLD, MultiBox
 from scorers.boxes import BoxFormat
 from tasks.omniverifier.dataset import (
     VIVERBENCH_DIR,
@@ -229,7 +229,7 @@ def omniverifier(
             box_format=box_format,
             multi_box=multi_box,
             reply_format=reply_format,
-            meta_iou_threshold=0.6,
+            meta_iou_threshold=META_IOU_THRESHOLD,
             max_rounds=max_rounds,
         ),
     )
