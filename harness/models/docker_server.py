@@ -27,6 +27,7 @@ from typing import Any
 
 from harness.models.hardware import DtypeChoice, choose_dtype, default_device, normalise_dtype
 from harness.models.vllm_server import (
+    TOOL_PARSER_PLUGIN,
     free_port,
     launch_plan,
     stopped_on_failure,
@@ -153,6 +154,8 @@ def container_spec(
         enforce_eager=enforce_eager,
         extra_args=extra,
         chat_template=None if gpus.wanted else "auto",
+        # The stock image's vLLM is not the one the harness's tool parser was written against.
+        forced_tool_calls="vllm" if gpus.wanted else "bounded",
     )
     if gpus.wanted:
         command = plan.command[3:]  # after `python -m vllm.entrypoints.openai.api_server`
@@ -161,7 +164,8 @@ def container_spec(
     else:
         command = plan.command
         chosen_image = image or ensure_vllm_image()
-        for path in {Path(sys.prefix), Path(sys.base_prefix), model}:
+        # The harness's tool parser plugin (and the grammar file beside it) at its own path.
+        for path in {Path(sys.prefix), Path(sys.base_prefix), model, TOOL_PARSER_PLUGIN.parent}:
             binds[str(path)] = {"bind": str(path), "mode": "ro"}
         template = plan.settings.get("chat_template", "")
         if template and Path(template).is_file():

