@@ -12,7 +12,6 @@ No paper stands behind this task (it measures the harness's sandboxes), so it ha
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any, Literal
 
@@ -20,6 +19,7 @@ from inspect_ai import Task, task
 from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.util import SandboxEnvironmentSpec
 
+from harness.data import text_hash
 from harness.records import task_metadata
 from tasks.agent_stress.dataset import FAULTS, KINDS, WELL_BEHAVED, Limits, stress_dataset
 from tasks.agent_stress.scorer import host_leaks, stress_scorer, stress_summary
@@ -116,12 +116,10 @@ def agent_stress(
                     fault_timeout_s=fault_timeout)  # fmt: skip
     count = samples if samples is not None else max(concurrency, len(kinds))
     dataset = stress_dataset(count, kinds, limits, seed)
-    digest = hashlib.sha256(
-        json.dumps([[s.id, s.metadata] for s in dataset], sort_keys=True).encode()
-    ).hexdigest()
+    digest = text_hash(json.dumps([[s.id, s.metadata] for s in dataset], sort_keys=True))
     # Deterministic, so a re-run of the same command resumes (eval-set hashes the solver's
     # arguments); each sample's tag adds a random part, and footprints are kept per process.
-    run_tag = f"as{digest[:10]}"
+    run_tag = f"as{digest.removeprefix('sha256:')[:10]}"
     # the scripted agent is the task's own model: the log names what drove the agent, never a
     # model under test that was not called
     model = (

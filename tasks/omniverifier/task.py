@@ -13,7 +13,7 @@ from typing import Literal
 
 from inspect_ai import Task, task
 
-from harness.data import content_hash, data_path
+from harness.data import content_hash, data_path, text_hash
 from harness.records import task_metadata
 from methods.omniverifier import META_IOU_THRESHOLD, MultiBox
 from scorers.boxes import BoxFormat
@@ -246,12 +246,10 @@ def _path(value: str):
 
 def _samples_hash(samples) -> str:
     """sha256 over the samples' ids, inputs, targets and metadata (generated data has no file)."""
-    import hashlib
     import json
 
-    h = hashlib.sha256()
-    for s in samples:
-        h.update(
-            json.dumps([s.id, s.input, s.target, s.metadata], sort_keys=True, default=str).encode()
+    return text_hash(
+        json.dumps(
+            [[s.id, s.input, s.target, s.metadata] for s in samples], sort_keys=True, default=str
         )
-    return h.hexdigest()
+    )

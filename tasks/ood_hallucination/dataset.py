@@ -7,7 +7,6 @@ else. Malformed records raise ``ValueError`` naming the file, line and missing f
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from collections.abc import Callable
@@ -15,7 +14,7 @@ from typing import Any, Literal
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from harness.data import content_hash
+from harness.data import content_hash, text_hash
 from harness.hub import DataSpec, HubDataset, Records, read_json_records, resolve_records
 from tasks.ood_hallucination.answers import normalize_number
 
@@ -280,11 +279,11 @@ def load_dataset(
     if name == "generated":
         style: PromptStyle = prompt_style or "short"
         records = generate_records(n_generated, seed)
-        digest = hashlib.sha256(json.dumps(records, sort_keys=True).encode()).hexdigest()
+        digest = text_hash(json.dumps(records, sort_keys=True))
         samples = [generated_record_to_sample(r, style) for r in records]
         info = {
             "dataset_source": f"generated (arithmetic v{GENERATOR_VERSION}, seed={seed}, n={n_generated})",
-            "dataset_hash": "sha256:" + digest,
+            "dataset_hash": digest,
             "generated": True,
             "prompt_style": style,
         }
