@@ -23,7 +23,8 @@ HELP = {
              [role.<role>=<spec>] [model_arg.<key>=<value>] [limit=N] [epochs=K] [seed=S]
              [log_dir=DIR] [sandbox=bwrap|docker|k8s|local] [max_connections=N] [max_samples=N]
              [max_tokens=N] [temperature=T] [retry_attempts=N] [fail_on_error=X]
-             [display=rich|plain|log|none] [constrained=on|off] [<task_param>=<value> ...]
+             [display=rich|plain|log|none] [ctl_server=on|off] [log_realtime=on|off]
+             [constrained=on|off] [<task_param>=<value> ...]
              [model=m1,m2] [grid.<key>=v1,v2 ...] [executor=local|ray] [ray_address=ADDR] [--wide]
   Evaluate tasks (resumable: re-running the same command in the same log_dir reuses finished
   samples). `harness list` shows each task's parameters and the model roles it uses.

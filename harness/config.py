@@ -52,6 +52,11 @@ class EvalConfig:
     retry_attempts: int = field(default=2, metadata=_AT_LEAST_0)
     fail_on_error: float | None = field(default=None, metadata=_AT_LEAST_0)
     display: Literal["rich", "plain", "log", "none"] = "rich"
+    # inspect's control channel (`inspect ctl`: pause, cancel samples, interim scores; ~0.25 s
+    # of start-up) and realtime sample buffer (running samples in `inspect view`; a few ms per
+    # sample); neither changes the log. None: inspect's default (on; INSPECT_EVAL_CTL_SERVER).
+    ctl_server: Literal["on", "off"] | None = None
+    log_realtime: Literal["on", "off"] | None = None
     # Answer formats enforced at decoding (harness.constrained); off keeps paper-faithful runs.
     constrained: Literal["on", "off"] = "off"
 

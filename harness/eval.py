@@ -93,6 +93,9 @@ def run_eval(
             "harness_serving": servers.serving_metadata(),
             "harness_constrained": constrained_metadata(),
         },
+        # None leaves inspect's default (and its environment variables) in charge.
+        ctl_server=None if config.ctl_server is None else config.ctl_server == "on",
+        log_realtime=None if config.log_realtime is None else config.log_realtime == "on",
         **generate,
     )
     return EvalOutcome(

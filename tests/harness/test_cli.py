@@ -115,3 +115,40 @@ def test_the_console_entry_point_keeps_exit_codes_and_output(args, code, stream,
     )
     assert result.returncode == code
     assert text in getattr(result, stream)
+
+
+@pytest.mark.parametrize(
+    "options, passed",
+    [
+        # None: inspect's defaults (and its environment variables) stay in charge
+        ([], {"ctl_server": None, "log_realtime": None}),
+        (["ctl_server=off", "log_realtime=off"], {"ctl_server": False, "log_realtime": False}),
+        (["ctl_server=on", "log_realtime=on"], {"ctl_server": True, "log_realtime": True}),
+    ],
+)
+def test_ctl_server_and_log_realtime_reach_inspect(options, passed, tmp_path, monkeypatch):
+    import inspect_ai
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    from tests.conftest import REPO_ROOT
+
+    real_eval_set, seen = inspect_ai.eval_set, {}
+
+    def spy(*args, **kwargs):  # records what the harness passes, then runs the real eval set
+        seen.update(kwargs)
+        return real_eval_set(*args, **kwargs)
+
+    monkeypatch.setattr(inspect_ai, "eval_set", spy)
+    fixture = REPO_ROOT / "tests" / "harness" / "fixtures" / "arith_task.py"
+    argv = ["eval", f"task={fixture}@arith", "n=2", "model=scripted/x", "model_arg.reply=one"]
+    assert main([*argv, f"log_dir={tmp_path}", "display=none", *options]) == 0
+    assert {k: seen.get(k, "not passed") for k in passed} == passed
+    [info] = list_eval_logs(str(tmp_path))
+    log = read_eval_log(info.name)
+    assert log.status == "success" and len(log.samples or []) == 2  # the log is complete
+    assert log.eval.config.log_realtime is (passed["log_realtime"] is not False)
+
+
+def test_a_bad_ctl_server_value_names_the_choices(capsys):
+    assert main(["eval", "task=anchor", "ctl_server=maybe"]) == 2
+    assert "one of on, off" in capsys.readouterr().err
