@@ -49,31 +49,26 @@ class Hunk:
     lines: tuple[HunkLine, ...]
     section: str = ""
 
+    def _side(self, kind: Literal["+", "-"]) -> list[HunkLine]:
+        """The hunk's lines on one side of the diff: context and `kind` lines ("-": the
+        original file, "+": the patched file), in order."""
+        return [line for line in self.lines if line.kind in (" ", kind)]
+
     def source_lines(self) -> list[str]:
-        return [line.text for line in self.lines if line.kind in (" ", "-")]
+        return [line.text for line in self._side("-")]
 
     def target_lines(self) -> list[str]:
-        return [line.text for line in self.lines if line.kind in (" ", "+")]
+        return [line.text for line in self._side("+")]
 
     def added_lines(self) -> list[int]:
         """Line numbers (1-based, in the patched file) of the lines this hunk adds."""
-        out, t = [], self.target_start
-        for line in self.lines:
-            if line.kind == "+":
-                out.append(t)
-            if line.kind in (" ", "+"):
-                t += 1
-        return out
+        side = self._side("+")
+        return [self.target_start + i for i, line in enumerate(side) if line.kind == "+"]
 
     def removed_lines(self) -> list[int]:
         """Line numbers (1-based, in the original file) of the lines this hunk removes."""
-        out, s = [], self.source_start
-        for line in self.lines:
-            if line.kind == "-":
-                out.append(s)
-            if line.kind in (" ", "-"):
-                s += 1
-        return out
+        side = self._side("-")
+        return [self.source_start + i for i, line in enumerate(side) if line.kind == "-"]
 
     def deletion_anchors(self) -> list[int]:
         """For removals without an added line at that place: the patched-file line that follows
