@@ -122,18 +122,27 @@ def forced_call_constraint(
     harness's tool parser, the vLLM server (`harness.models.vllm_tool_parser`)."""
     if not functions:
         raise ConstraintError("a forced tool call needs at least one tool")
-    options = [
-        {
-            "type": "object",
-            "properties": {
-                "name": {"const": name},
-                "arguments": bounded_tool_arguments(name, _tool_parameters(params), max_tokens),
-            },
-            "required": ["name", "arguments"],
-        }
-        for name, params in functions
-    ]
-    schema = options[0] if len(options) == 1 else {"anyOf": options}
+    options: list[dict[str, Any]] = []
+    defs: dict[str, Any] = {}
+    for name, params in functions:
+        arguments = _tool_parameters(params)
+        # `#/$defs/...` references resolve against the root of the call's schema: hoist them.
+        for key, value in (arguments.pop("$defs", None) or {}).items():
+            if defs.setdefault(key, value) != value:
+                raise ConstraintError(f"tools define '$defs/{key}' differently")
+        options.append(
+            {
+                "type": "object",
+                "properties": {
+                    "name": {"const": name},
+                    "arguments": bounded_tool_arguments(name, arguments, max_tokens),
+                },
+                "required": ["name", "arguments"],
+            }
+        )
+    schema: dict[str, Any] = options[0] if len(options) == 1 else {"anyOf": options}
+    if defs:
+        schema = {**schema, "$defs": defs}
     return Constraint("tool_call", schema)
 
 

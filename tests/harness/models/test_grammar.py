@@ -617,3 +617,24 @@ def test_vllm_launch_plan_loads_the_bounded_tool_parser_and_records_the_server_s
     assert json.loads(arg(stock.command, "--structured-outputs-config")) == guidance
     assert stock.settings["structured_outputs"] == guidance
     assert "not bounded" in stock.settings["forced_tool_calls"]
+
+
+def test_forced_call_schema_hoists_tool_defs_so_references_resolve():
+    from harness.models.grammar import check_constraint, forced_call_constraint
+
+    place = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    go = {
+        "type": "object",
+        "properties": {"where": {"$ref": "#/$defs/Place"}},
+        "required": ["where"],
+        "$defs": {"Place": place},
+    }
+    constraint = forced_call_constraint(
+        [("go", go), ("bash", BASH.parameters.model_dump(exclude_none=True))], 96
+    )
+    assert constraint.spec["$defs"] == {"Place": place}
+    assert all("$defs" not in o["properties"]["arguments"] for o in constraint.spec["anyOf"])
+    check_constraint(constraint)  # compiles: the reference resolves
+    clash = {**go, "$defs": {"Place": {"type": "string"}}}
+    with pytest.raises(ConstraintError, match="Place"):
+        forced_call_constraint([("go", go), ("go2", clash)], 96)
