@@ -250,15 +250,7 @@ def _longest_value(prop: Mapping[str, Any]) -> Any:
 
 def check_constraint(constraint: Constraint) -> None:
     """Compile the constraint without a tokenizer; raise ConstraintError naming what is wrong."""
-    xgr = _xgrammar()
-    try:
-        _grammar(xgr, constraint)
-    except ConstraintError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - xgrammar raises RuntimeError/ValueError variants
-        raise ConstraintError(
-            f"{constraint.describe()} cannot be compiled: {str(exc).splitlines()[0][:300]}"
-        ) from exc
+    constraint_ebnf(constraint)
 
 
 def constraint_ebnf(constraint: Constraint) -> str:
