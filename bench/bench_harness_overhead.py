@@ -17,7 +17,8 @@ request → last response), exit (last response → process gone).
 Environment: BENCH_REPS (3), BENCH_CONCURRENCY (16,4; empty skips part 3), BENCH_IMPORT_REPS (7),
 BENCH_DTYPE (float32), BENCH_DISPLAY (none; a comma list runs part 2 once per display),
 BENCH_STUB_REPS (BENCH_REPS; 0 skips 2b), BENCH_VLLM (1; 0 stops after 2b, no model server),
-BENCH_HARNESS_ARGS (extra `harness eval` options, space-separated).
+BENCH_HARNESS_ARGS (extra `harness eval` options, space-separated), BENCH_LEAN (0; 1 adds to part 2
+an arm with `ctl_server=off log_realtime=off`, which 2b always has).
 """
 
 from __future__ import annotations
@@ -317,7 +318,7 @@ def _print_table(runs: dict[str, list[Run]], raw_tps: float | None) -> None:
 def bench_whole_process(base_url: str, model: str, reps: int, display: str) -> float:
     """Prints medians per arm, where the harness's extra wall time goes; returns the ratio."""
     load = os.getloadavg()[0]
-    runs = _run_arms(base_url, model, reps, display)
+    runs = _run_arms(base_url, model, reps, display, lean=os.environ.get("BENCH_LEAN") == "1")
     raw_tps = _median(runs["raw"], lambda r: r.tokens_per_s)
     print(
         f"P1 whole process, 64 requests x {MAX_TOKENS} tokens at c=16, display={display}, "
