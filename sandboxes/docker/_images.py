@@ -3,8 +3,9 @@ on top. Each image's tag is a hash of what it is built from, so an image present
 and a changed recipe gets a new tag.
 
 - base: `debootstrap --variant=minbase` (or `mmdebstrap`) of Debian bookworm with the packages in
-  `BASE_PACKAGES`, on the host, from the Debian mirror (the only network used), then imported
-  (`docker import`). About 2 minutes on a loaded 2-core machine.
+  `BASE_PACKAGES`, on the host, from the Debian mirror the machine's own apt sources use
+  (`debian_mirror`; the only network used), then imported (`docker import`). About 2 minutes on a
+  loaded 2-core machine.
 - sandbox: `Dockerfile` here on the base (no network in the build: `network_mode=none`).
 - vllm-cpu: `vllm-cpu.Dockerfile` on the base; vLLM itself comes from the host: the project's
   virtual environment and its base interpreter are mounted read-only when the server starts
@@ -38,7 +39,12 @@ native libraries (the vLLM image runs the host's virtual environment); g++ and o
 inductor compiles vLLM-CPU's sampler at the first request and hashes its precompiled header with
 the `openssl` command (without them the engine dies: "InvalidCxxCompiler: No working C++
 compiler found", then "No such file or directory: 'openssl'")."""
-DEFAULT_MIRROR = "http://deb.debian.org/debian"
+DEBIAN_SUITES = frozenset({
+    "buster", "bullseye", "bookworm", "trixie", "forky", "duke", "sid",
+    "oldoldstable", "oldstable", "stable", "testing", "unstable",
+})  # fmt: skip
+"""Suites that only a Debian archive serves: an apt source with one of them is a Debian mirror."""
+MIRROR_ENV = "HARNESS_DEBIAN_MIRROR"
 REPOSITORY = "icml26-harness"
 Progress = Callable[[str], None]
 
@@ -102,6 +108,73 @@ def _build_lock(name: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _apt_entries(root: Path) -> list[tuple[str, list[str], list[str]]]:
+    """(URI, suites, components) of every enabled binary (`deb`) source in the machine's apt
+    configuration: `/etc/apt/sources.list`, `sources.list.d/*.list` (one-line format) and
+    `sources.list.d/*.sources` (deb822)."""
+    folder = root / "etc" / "apt"
+    entries: list[tuple[str, list[str], list[str]]] = []
+    one_line = [folder / "sources.list", *sorted((folder / "sources.list.d").glob("*.list"))]
+    for path in one_line:
+        if not path.is_file():
+            continue
+        for raw in path.read_text(errors="replace").splitlines():
+            words = raw.split("#", 1)[0].split()
+            if len(words) >= 3 and words[0] == "deb":
+                if words[1].startswith("["):  # options: [arch=amd64 signed-by=...]
+                    while words and not words[0].endswith("]"):
+                        words.pop(0)
+                    words = ["deb", *words[1:]]
+                if len(words) >= 3:
+                    entries.append((words[1], [words[2]], words[3:]))
+    for path in sorted((folder / "sources.list.d").glob("*.sources")):
+        text = "\n".join(
+            line for line in path.read_text(errors="replace").splitlines()
+            if not line.lstrip().startswith("#")
+        )  # fmt: skip
+        for stanza in text.split("\n\n"):
+            fields: dict[str, str] = {}
+            for line in stanza.splitlines():
+                key, sep, value = line.partition(":")
+                if sep and not line[:1].isspace():
+                    fields[key.strip().lower()] = value.strip()
+            if "deb" not in fields.get("types", "").split():
+                continue
+            if fields.get("enabled", "yes").lower() == "no":
+                continue
+            for uri in fields.get("uris", "").split():
+                entries.append((uri, fields.get("suites", "").split(),
+                                fields.get("components", "").split()))  # fmt: skip
+    return entries
+
+
+def debian_mirror(root: Path = Path("/")) -> str:
+    """The Debian mirror to build the base image from: `$HARNESS_DEBIAN_MIRROR`, else the
+    archive this machine's apt sources name for Debian's `main` component (a source for the
+    base image's own suite first, then one for any other Debian release; security, updates and
+    backports archives are skipped). ImageBuildError when there is none (e.g. a non-Debian host):
+    set HARNESS_DEBIAN_MIRROR then."""
+    configured = os.environ.get(MIRROR_ENV)
+    if configured:
+        return configured
+    found: dict[int, str] = {}
+    for uri, suites, components in _apt_entries(root):
+        if "main" not in components or uri.split(":", 1)[0] not in ("http", "https", "ftp", "file"):
+            continue
+        for suite in suites:
+            if suite == BASE_SUITE:
+                found.setdefault(0, uri)
+            elif suite in DEBIAN_SUITES:
+                found.setdefault(1, uri)
+    if not found:
+        raise ImageBuildError(
+            f"no apt source for Debian's main archive in {root / 'etc/apt'} (sources.list, "
+            f"sources.list.d/); set {MIRROR_ENV} to the URL of a Debian mirror to build the base "
+            "image from"
+        )
+    return found[min(found)].rstrip("/")
+
+
 def _rootfs_command(target: Path, mirror: str) -> list[str]:
     include = ",".join(BASE_PACKAGES)
     if shutil.which("debootstrap"):
@@ -126,7 +199,7 @@ def ensure_base_image(progress: Progress = _stderr) -> str:
             return tag
         if os.geteuid() != 0:
             raise ImageBuildError(f"building {tag} runs debootstrap, which needs root")
-        mirror = os.environ.get("HARNESS_DEBIAN_MIRROR", DEFAULT_MIRROR)
+        mirror = debian_mirror()
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="icml26-rootfs-", dir="/var/tmp") as tmp:
             target = Path(tmp) / "rootfs"
