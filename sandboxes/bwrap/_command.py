@@ -117,10 +117,50 @@ def _parents(path: str, made: set[str]) -> list[str]:
     return args
 
 
-def _resolve_cwd(cwd: str | None) -> str:
+SAMPLE_DIRS = (WORKDIR, "/tmp")
+"""The sample's own folders: the only places a command may start in."""
+
+# Runs inside the jail as the sample's uid (after setpriv / the server's setuid), before the
+# command: enter the caller's cwd there, so it is resolved with the sample's rights and its view
+# of the jail (never by bwrap or the server, which still hold capabilities and descriptors of the
+# host), and refuse it unless it physically lies in the sample's folders (a symlink planted by the
+# sample may point anywhere). dash builtins only.
+ENTER_CWD = r"""
+cd -P -- "$1" 2>/dev/null \
+  || { printf 'bwrap sandbox: cwd %s: no such directory\n' "$1" >&2; exit 1; }
+case $(pwd -P) in /workspace|/workspace/*|/tmp|/tmp/*) ;; *)
+  printf "bwrap sandbox: cwd %s leads to %s, outside the sample's folders (/workspace, /tmp)\n" \
+    "$1" "$(pwd -P)" >&2; exit 1;;
+esac
+shift; exec "$@"
+"""
+
+
+def check_cwd(cwd: str | None) -> str | None:
+    """The caller's cwd as an absolute path in the jail (relative ones start at /workspace), or
+    None for the default (/workspace). Raises ValueError, naming it, for one that does not lie
+    (as written) in /workspace or /tmp: /proc, /etc, ... are never a command's cwd. Symlinks are
+    resolved later, inside the jail, by ENTER_CWD."""
     if cwd is None:
-        return WORKDIR
-    return posixpath.normpath(posixpath.join(WORKDIR, cwd))
+        return None
+    if not isinstance(cwd, str) or "\0" in cwd or not cwd:
+        raise ValueError(f"bwrap sandbox: exec cwd {cwd!r} is not a path")
+    path = posixpath.normpath(posixpath.join(WORKDIR, cwd))
+    if path.startswith("//"):
+        path = "/" + path.lstrip("/")
+    if not any(path == d or path.startswith(d + "/") for d in SAMPLE_DIRS):
+        raise ValueError(
+            f"bwrap sandbox: exec cwd {cwd!r} (i.e. {path}) lies outside the sample's folders "
+            f"/workspace and /tmp; a command may only start in one of them"
+        )
+    return None if path == WORKDIR else path
+
+
+def enter_cwd(cmd: Sequence[str], cwd: str | None) -> list[str]:
+    """`cmd`, started in `cwd` (from check_cwd) by ENTER_CWD where that is not the default."""
+    if cwd is None:
+        return list(cmd)
+    return ["/bin/sh", "-c", ENTER_CWD, "sh", cwd, *cmd]
 
 
 def bwrap_argv(
@@ -189,19 +229,23 @@ def bwrap_argv(
     if ctl_dir is not None:
         args += ["--bind", ctl_dir, CTL_DIR]
     args += ["--remount-ro", "/"]  # the root tmpfs bwrap builds: read-only once populated
-    args += ["--chdir", _resolve_cwd(cwd), "--clearenv"]
+    # bwrap changes directory while it still holds capabilities and the host's /proc (its fd 3):
+    # only ever into the fixed work dir; the caller's cwd is entered by ENTER_CWD, unprivileged
+    args += ["--chdir", WORKDIR, "--clearenv"]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     full_env = {**_BASE_ENV, **(env or {})}
     check_env(full_env)
+    where = check_cwd(cwd)
     if drop_to is None:  # unprivileged bwrap: nothing privileged ever runs with this environment
         for key, value in full_env.items():
             args += ["--setenv", key, value]
-        return [*args, "--", *cmd]
+        return [*args, "--", *enter_cwd(cmd, where)]
     setpriv, uid = drop_to
     args += ["--setenv", "PATH", SANDBOX_PATH, "--"]
     args += setpriv_argv(setpriv, uid, keep_caps)
-    return args + (list(cmd) if env is None else _with_env(cmd, full_env))
+    # ENTER_CWD (if any) runs right after setpriv, with PATH only, and then `env -i` and cmd
+    return args + enter_cwd(list(cmd) if env is None else _with_env(cmd, full_env), where)
 
 
 def setpriv_argv(setpriv: str, uid: int, keep_caps: Sequence[str] = ()) -> list[str]:

@@ -41,9 +41,10 @@ from ._command import (
     CTL_DIR,
     LAUNCHER_FAILED,
     SandboxLayout,
-    _resolve_cwd,
     bwrap_argv,
+    check_cwd,
     check_env,
+    enter_cwd,
     launcher_argv,
 )
 from ._config import WORKDIR, BwrapConfig, config_of
@@ -235,7 +236,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         try:
             # no caller environment here: the server gets PATH only, each command its own env
             inner = bwrap_argv(
-                self._bwrap, self.layout, server, cwd="/", env=None, drop_to=drop_to,
+                self._bwrap, self.layout, server, cwd=None, env=None, drop_to=drop_to,
                 keep_caps=_SERVER_CAPS if drop_to else (), ctl_dir=str(ctl),
                 seccomp_fd=seccomp_fd,
             )  # fmt: skip
@@ -415,11 +416,12 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             gate = concurrency("bwrap-exec", _max_parallel_execs(), visible=False)
         if env:
             check_env(env)
+        where = check_cwd(cwd)  # a clear error before anything runs
         if self._jail is not None:
             async with gate:
                 try:
                     done = await self._jail.request(
-                        cmd, cwd=_resolve_cwd(cwd), input=data, timeout=limit,
+                        enter_cwd(cmd, where), cwd=WORKDIR, input=data, timeout=limit,
                         env={**_BASE_ENV, **self.config.env, **(env or {})},
                         output_cap=output_cap,
                     )  # fmt: skip

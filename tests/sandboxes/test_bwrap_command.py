@@ -8,9 +8,11 @@ import pytest
 
 from sandboxes.bwrap._command import (
     CTL_DIR,
+    ENTER_CWD,
     SANDBOX_PATH,
     SandboxLayout,
     bwrap_argv,
+    check_cwd,
     launcher_argv,
 )
 
@@ -36,7 +38,9 @@ def test_isolation_flags_and_mounts() -> None:
     remounted = [argv[i + 1] for i, a in enumerate(argv) if a == "--remount-ro"]
     assert "/" in remounted and "/proc" in remounted  # read-only root and /proc (incl. /proc/sys)
     assert argv.index("--remount-ro", argv.index("--proc")) > argv.index("--proc")
-    assert argv[argv.index("--chdir") + 1] == "/workspace/sub"
+    # bwrap (privileged) only ever enters the fixed work dir; the caller's cwd is entered after
+    # setpriv, as the sample's uid, by ENTER_CWD (issue 26.1)
+    assert argv[argv.index("--chdir") + 1] == "/workspace"
     tail = argv[argv.index("--clearenv") :]
     sep = tail.index("--")
     # the privileged part (bwrap, setpriv) gets PATH only; the caller's env comes after setpriv
@@ -44,6 +48,8 @@ def test_isolation_flags_and_mounts() -> None:
     assert tail[sep + 1 : sep + 3] == ["/usr/bin/setpriv", "--reuid=1234567890"]
     assert "--no-new-privs" in tail and "--bounding-set=-all" in tail
     after = tail[tail.index("--", tail.index("--no-new-privs")) + 1 :]
+    assert after[:5] == ["/bin/sh", "-c", ENTER_CWD, "sh", "/workspace/sub"]
+    after = after[5:]
     assert after[:3] == ["/usr/bin/env", "-i", "--"]
     assert "A=1" in after and "HOME=/workspace" in after
     assert after[-2:] == ["echo", "hi"]
@@ -106,3 +112,21 @@ def test_persistent_server_argv() -> None:
         "--ambient-caps=-all,+setuid,+kill" in tail and "--bounding-set=-all,+setuid,+kill" in tail
     )
     assert "--no-new-privs" in tail and tail[-2:] == ["python3", "server.py"]
+
+
+@pytest.mark.parametrize(
+    ("cwd", "expected"),
+    [(None, None), ("sub", "/workspace/sub"), ("/workspace", None), (".", None), ("/tmp", "/tmp"),
+     ("/tmp/../tmp/a", "/tmp/a"), ("../../tmp", "/tmp"), ("//tmp//x", "/tmp/x")],
+)  # fmt: skip
+def test_check_cwd_accepts_sample_folders(cwd: str | None, expected: str | None) -> None:
+    assert check_cwd(cwd) == expected
+
+
+@pytest.mark.parametrize(
+    "cwd", ["/proc/self/fd/3", "..", "/", "/etc", "../proc", "//proc", "/workspacex", "/tmpx",
+            "sub/../../etc", "", "a\0b"],
+)  # fmt: skip
+def test_check_cwd_refuses_everything_else(cwd: str) -> None:
+    with pytest.raises(ValueError, match="cwd"):
+        check_cwd(cwd)
