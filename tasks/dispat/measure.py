@@ -18,17 +18,13 @@ from pathlib import Path
 
 import numpy as np
 
-from methods.dispat import (
-    F1_THRESHOLDS,
-    OBJECTIVES,
-    DiSPaTConfig,
-    F1Threshold,
-    LMDetectorConfig,
-    seed_summary,
-)
+from methods.dispat import F1_THRESHOLDS, OBJECTIVES, F1Threshold, seed_summary
+from tasks._config import task_defaults
+from tasks.dispat.config import DispatConfig
 from tasks.dispat.dataset import expand_datasets, make_split, resolve_dataset
-from tasks.dispat.runner import DetectorRunner, LLMSettings
+from tasks.dispat.runner import DetectorRunner
 from tasks.dispat.scorer import per_split_metrics
+from tasks.dispat.task import dispat
 
 
 def run_grid(
@@ -263,29 +259,25 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(a.threads)
-    lm_cfg = LMDetectorConfig(
-        train_steps=a.train_steps,
-        batch_size=a.batch_size,
-        lr=a.lr,
-        finetune=a.finetune,
-        max_train_rows=a.max_train_rows,
-        n_permutations=a.n_permutations,
-    )
-    llm = LLMSettings(
-        "default",
-        lm_cfg,
-        DiSPaTConfig(
-            lm=lm_cfg,
-            iterations=a.dispat_iterations,
-            samples_per_iteration=a.dispat_samples,
-            steps_per_iteration=a.dispat_steps,
-            lr=a.dispat_lr,
-            f_divergence=a.f_divergence,
-            objective=a.objective,
-        ),
-        "standard",
-        a.column_names,
-    )
+    # The task's own config (its defaults, these knobs changed) builds the detector configs.
+    llm = DispatConfig.from_params(
+        {
+            **task_defaults(dispat),
+            "train_steps": a.train_steps,
+            "batch_size": a.batch_size,
+            "lr": a.lr,
+            "finetune": a.finetune,
+            "max_train_rows": a.max_train_rows,
+            "n_permutations": a.n_permutations,
+            "column_names": a.column_names,
+            "dispat_iterations": a.dispat_iterations,
+            "dispat_samples": a.dispat_samples,
+            "dispat_steps": a.dispat_steps,
+            "dispat_lr": a.dispat_lr,
+            "f_divergence": a.f_divergence,
+            "dispat_objective": a.objective,
+        }
+    ).llm_settings()
     methods = [m.strip() for m in a.methods.split(",")]
     t0 = time.time()
     rows = run_grid(

@@ -9,17 +9,23 @@ threshold per dataset and method, mean and t-interval over seeds (see scorer.py 
 
 from __future__ import annotations
 
-from typing import Literal
-
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
 from harness.records import task_metadata
-from methods.dispat import (
-    LLM_METHODS,
-    PYOD_DETECTORS,
-    DiSPaTConfig,
-    LMDetectorConfig,
+from tasks._config import deviations
+from tasks.dispat.config import (
+    ALL_METHODS,
+    DEVIATIONS,
+    Binning,
+    ColumnNames,
+    DispatConfig,
+    DiSPaTObjective,
+    F1Rule,
+    FDivergenceName,
+    Finetune,
+    NonFinite,
+    ScoreTokens,
 )
 from tasks.dispat.dataset import (
     expand_datasets,
@@ -28,7 +34,7 @@ from tasks.dispat.dataset import (
     resolve_dataset,
     split_records,
 )
-from tasks.dispat.runner import DetectorRunner, LLMSettings
+from tasks.dispat.runner import DetectorRunner
 from tasks.dispat.scorer import anomaly_scores, leaderboard
 from tasks.dispat.solver import current_model_name, detector_scores
 
@@ -37,18 +43,6 @@ __all__ = ["ALL_METHODS", "RUN_ALL_ARGS", "TASK_VERSION", "dispat"]
 # 1.1.0: F1 at the contamination threshold uses PyOD's percentile rule by default (f1_threshold);
 # DiSPaT's objective is a parameter (dispat_objective=spin is SPIN's loss).
 TASK_VERSION = "1.1.0"
-ALL_METHODS: tuple[str, ...] = (*PYOD_DETECTORS, *LLM_METHODS)
-
-# The choices below are those of methods.dispat (a test checks they agree).
-NonFinite = Literal["fail", "max_finite"]
-Finetune = Literal["full", "lora"]
-ScoreTokens = Literal["values", "all"]
-Binning = Literal["standard", "quantile", "equal_width", "language", "none"]
-ColumnNames = Literal["dataset", "letters"]
-FDivergenceName = Literal["kl", "reverse_kl", "pearson", "squared_hellinger", "js", "gan"]
-DiSPaTObjective = Literal["f_gan", "spin"]
-F1Rule = Literal["percentile", "top_k"]
-
 #: `make run`: bundled wbc, every method, one seed, 6 test rows (5 normal, 1 anomaly) and the
 #: smallest LLM budgets that still run every step of AnoLLM and DiSPaT: 2 LoRA fine-tuning steps
 #: of one row, 1 self-play iteration of 1 synthetic row (16 tokens) and 2 policy steps, 1
@@ -137,144 +131,48 @@ def dispat(
     beta / dispat_lr / nll_weight / temperature / max_new_tokens: critic scale, self-play learning
         rate, weight of the real-row NLL term, sampling temperature, synthetic row length cap.
     """
-    methods = (
-        list(ALL_METHODS)
-        if method.strip() == "all"
-        else [m.strip() for m in method.split(",") if m.strip()]
-    )
-    unknown = [m for m in methods if m not in ALL_METHODS]
-    if unknown or not methods:
-        raise ValueError(
-            f"unknown method(s) {unknown or method!r}; choose from all, {', '.join(ALL_METHODS)}"
-        )
-    seed_list = list(seeds) if seeds is not None else [0, 1, 2]
-    if not seed_list or len(set(seed_list)) != len(seed_list):
-        raise ValueError(f"seeds must be a non-empty list of distinct integers, got {seed_list}")
-
-    lm_config = LMDetectorConfig(
-        train_steps=train_steps,
-        batch_size=batch_size,
-        lr=lr,
-        finetune=finetune,
-        max_train_rows=max_train_rows,
-        n_permutations=n_permutations,
-        score_tokens=score_tokens,
-    )
-    dispat_config = DiSPaTConfig(
-        lm=lm_config,
-        iterations=dispat_iterations,
-        samples_per_iteration=dispat_samples,
-        steps_per_iteration=dispat_steps,
-        f_divergence=f_divergence,
-        objective=dispat_objective,
-        beta=beta,
-        lr=dispat_lr,
-        nll_weight=nll_weight,
-        temperature=temperature,
-        max_new_tokens=max_new_tokens,
-    )
-
+    cfg = DispatConfig.from_params(locals())
     splits, samples, sources, hashes = {}, [], [], []
-    for name in expand_datasets(dataset):
+    for name in expand_datasets(cfg.dataset):
         ds = resolve_dataset(name)
         sources.append(f"{ds.name}: {ds.source}")
         hashes.append(f"{ds.name}={ds.content_hash}")
-        for seed in seed_list:
-            split = make_split(ds, seed, max_test_rows=max_test_rows)
+        for seed in cfg.seed_list:
+            split = make_split(ds, seed, max_test_rows=cfg.max_test_rows)
             splits[(ds.name, seed)] = split
             samples.extend(record_to_sample(r) for r in split_records(split))
-
     runner = DetectorRunner(
         splits,
-        nonfinite=nonfinite,
-        llm=LLMSettings(lm, lm_config, dispat_config, binning, column_names),
+        nonfinite=cfg.nonfinite,
+        llm=cfg.llm_settings(),
         model_name=current_model_name,
-        share_warm_start="AnoLLM" in methods and "DiSPaT" in methods,
+        share_warm_start=cfg.shares_warm_start,
     )
-    uses_llm = any(m in LLM_METHODS for m in methods)
     return Task(
-        dataset=MemoryDataset(samples, name=f"dispat:{dataset}"),
-        solver=detector_scores(runner, methods),
+        dataset=MemoryDataset(samples, name=f"dispat:{cfg.dataset}"),
+        solver=detector_scores(runner, cfg.methods),
         scorer=anomaly_scores(),
-        metrics=[leaderboard(f1_threshold=f1_threshold)],
+        metrics=[leaderboard(f1_threshold=cfg.f1_threshold)],
         version=TASK_VERSION,
         metadata=task_metadata(
             dataset_source="; ".join(sources),
             dataset_hash="; ".join(hashes),
-            deviations=_deviations(
-                uses_llm,
-                lm_config,
-                dispat_config,
-                methods,
-                nonfinite,
-                max_test_rows,
-                lm,
-                binning,
-                f1_threshold,
-            ),
-            methods=methods,
-            seeds=seed_list,
-            f1_threshold=f1_threshold,
+            deviations=deviations(cfg, DEVIATIONS),
+            methods=cfg.methods,
+            seeds=cfg.seed_list,
+            f1_threshold=cfg.f1_threshold,
             score_convention="higher = more anomalous",
-            protocol="AnoLLM semi_supervised: train = floor(n_normal/2) normals permuted by "
-            "RandomState(seed); test = other normals + all anomalies; StandardScaler fit on train (PyOD)",
-            leaderboard_keys="{dataset}/{method}/{auroc|aupr|f1}[_lo|_hi], /n_seeds, /n_failed, "
-            "/fit_s, /rows_per_s; {method}/{auroc|aupr|f1}, /n_datasets",
+            protocol=_PROTOCOL,
+            leaderboard_keys=_LEADERBOARD_KEYS,
         ),
     )
 
 
-def _deviations(
-    uses_llm: bool,
-    cfg: LMDetectorConfig,
-    dcfg: DiSPaTConfig,
-    methods: list[str],
-    nonfinite: str,
-    max_test_rows: int | None,
-    lm: str,
-    binning: str,
-    f1_threshold: str,
-) -> list[str]:
-    out: list[str] = []
-    if f1_threshold == "top_k":
-        out.append(
-            "f1_threshold=top_k: F1 flags the top round-half-up(rate*n) scores, ties included "
-            "(PyOD/ADBench flag scores > the (1-rate) percentile; F1 not comparable with theirs)"
-        )
-    if nonfinite == "max_finite":
-        out.append("nonfinite=max_finite: +inf/-inf detector scores mapped to max/min finite +/- 1")
-    if max_test_rows is not None:
-        out.append(f"max_test_rows={max_test_rows}: stratified subsample of each split's test rows")
-    if not uses_llm:
-        return out
-    out += [
-        f"lm={lm}: SmolLM2-135M-Instruct (embedded) instead of AnoLLM's SmolLM-135M/360M/1.7B",
-        f"train_steps={cfg.train_steps} batch_size={cfg.batch_size} (AnoLLM: 2000 steps, batch 8)",
-        f"max_train_rows={cfg.max_train_rows}: LM methods train on a subsample of the normal rows",
-        f"n_permutations={cfg.n_permutations} (AnoLLM ODDS script: 21)",
-        *(
-            [
-                f"finetune=lora r={cfg.lora_r} alpha={cfg.lora_alpha} (AnoLLM default: full; LoRA is its option)"
-            ]
-            if cfg.finetune == "lora"
-            else []
-        ),
-        *([f"lr={cfg.lr} (AnoLLM: 5e-5)"] if cfg.lr != 5e-5 else []),
-        f"binning={binning} statistics fit on the training normals (AnoLLM fits on the whole table)",
-    ]
-    if cfg.score_tokens == "values":
-        out.append(
-            "score_tokens=values: NLL summed over value tokens (AnoLLM repo sums all tokens for numeric-only tables)"
-        )
-    if "DiSPaT" in methods:
-        objective = (
-            "SPIN's logistic loss on the real - synthetic gap (dispat_objective=spin, f unused)"
-            if dcfg.objective == "spin"
-            else f"f-GAN bound with f={dcfg.f_divergence}"
-        )
-        out.append(
-            "DiSPaT objective inferred (no paper text/code): SPIN-style critic beta*log(pi_theta/pi_t), "
-            f"{objective}, warm start = AnoLLM fine-tuning, score = AnoLLM NLL; "
-            f"iterations={dcfg.iterations} samples={dcfg.samples_per_iteration} steps={dcfg.steps_per_iteration}"
-        )
-    return out
+_PROTOCOL = (
+    "AnoLLM semi_supervised: train = floor(n_normal/2) normals permuted by RandomState(seed); "
+    "test = other normals + all anomalies; StandardScaler fit on train (PyOD)"
+)
+_LEADERBOARD_KEYS = (
+    "{dataset}/{method}/{auroc|aupr|f1}[_lo|_hi], /n_seeds, /n_failed, /fit_s, /rows_per_s; "
+    "{method}/{auroc|aupr|f1}, /n_datasets"
+)
