@@ -7,6 +7,7 @@ and `harness eval ... sandbox=docker` work. One container per sample from a loca
 from inspect's own compose-based `docker` provider (the compose files in this folder).
 """
 
+from ._channel import SupervisorError
 from ._config import WORKDIR, DockerConfig, config_of, from_compose
 from ._engine import (
     LABEL_KIND,
@@ -20,7 +21,6 @@ from ._engine import (
     reap_stale_containers,
     require_docker,
 )
-from ._exec import SupervisorError
 from ._images import (
     BASE_PACKAGES,
     ImageBuildError,

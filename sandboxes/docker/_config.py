@@ -24,7 +24,7 @@ class DockerConfig(BaseModel, frozen=True):
     image: str | None = None
     """Image to run; None: the project's sandbox image, built locally on first use
     (`sandboxes.docker.ensure_sandbox_image`). It must have `/usr/bin/python3` (the exec
-    supervisor) and should have no `/root` or `/home` contents the sample must not see."""
+    server) and `setpriv` (util-linux) and should have no `/root` or `/home` contents the sample must not see."""
 
     memory_mb: int = Field(default=2048, gt=0)
     """Memory limit of the whole container (its memory cgroup; swap included, so no swap).
@@ -43,8 +43,10 @@ class DockerConfig(BaseModel, frozen=True):
     """Largest file a process may write (RLIMIT_FSIZE)."""
 
     disk_mb: int = Field(default=2048, gt=0)
-    """Size of each of the tmpfs mounts `/workspace` and `/tmp` (tmpfs pages are memory: what the
-    sample writes also counts against `memory_mb`)."""
+    """All the container's writable space together: the tmpfs mounts `/workspace` (the rest),
+    `/tmp` (a quarter) and `/dev/shm` (a thirty-second), sized from it (`disk_split`); nothing
+    else is writable. tmpfs pages are memory: what the sample writes also counts against
+    `memory_mb`."""
 
     max_open_files: int = Field(default=1024, gt=0)
     """Open files per process (RLIMIT_NOFILE)."""
@@ -105,7 +107,7 @@ def _megabytes(value: Any, where: str) -> int:
 def from_compose(path: Path) -> DockerConfig:
     """The limits of a compose file's default service (`x-default: true`, else the one named
     `default`, else the only one) as a DockerConfig: `mem_limit`, `pids_limit`, `cpus`,
-    `environment`, and the size of a `/workspace` tmpfs. Its `image`/`build` are for inspect's
+    `environment`, and the sizes of its `/workspace` and `/tmp` tmpfs mounts (together: `disk_mb`). Its `image`/`build` are for inspect's
     compose-based `docker` sandbox; this provider always runs its own locally built image unless
     the service sets `x-docker-api-image`. Network, root file system, user and capabilities are
     this provider's fixed policy (none, read-only, a private uid, none), whatever the file says."""
@@ -133,9 +135,12 @@ def from_compose(path: Path) -> DockerConfig:
         env = dict(item.split("=", 1) for item in env if "=" in item)
     if env:
         values["env"] = {str(k): str(v) for k, v in env.items()}
+    disk = 0
     for mount in service.get("tmpfs") or []:
         target, _, options = str(mount).partition(":")
         for option in options.split(","):
-            if target == WORKDIR and option.startswith("size="):
-                values["disk_mb"] = _megabytes(option[5:], f"{path}: tmpfs {target}")
+            if target in (WORKDIR, "/tmp") and option.startswith("size="):
+                disk += _megabytes(option[5:], f"{path}: tmpfs {target}")
+    if disk:
+        values["disk_mb"] = disk
     return DockerConfig(**values)

@@ -1,11 +1,14 @@
 """The `docker_api` inspect sandbox environment: one container per sample on the Docker engine API.
 
 Each sample gets a container from the locally built sandbox image with no network, a read-only
-root, private tmpfs `/workspace` and `/tmp`, memory/pids/CPU/file-size/open-file limits, no
-capabilities, no-new-privileges and the project's seccomp profile; its commands run as a private
-unprivileged uid through the exec supervisor (`_supervisor.py`), which enforces time limits and
-output caps and does file reads and writes inside the container as that uid (so a symlink the
-sample planted resolves inside the container, with the sample's permissions).
+root, private tmpfs `/workspace` and `/tmp` and a small `/dev/shm` (together `disk_mb`), a
+read-only `/dev/mqueue`, memory/pids/CPU/file-size/open-file limits, no-new-privileges and the
+project's seccomp profile. Its commands run as a private unprivileged uid, started by the
+container's exec server (`_server.py`, run by the engine as the container's root with only
+CAP_SETUID/SETGID/KILL), whose engine attach streams are the only way results come back
+(`_channel.py`): no process of the sample can reach them. File reads and writes resolve their
+paths as the sample's uid (so a symlink the sample planted resolves inside the container, with
+the sample's permissions).
 """
 
 from __future__ import annotations
@@ -36,15 +39,27 @@ from typing_extensions import override
 
 from sandboxes.bwrap import NotRegularFileError
 
+from ._channel import ChannelPool, SupervisorError
 from ._config import WORKDIR, DockerConfig, config_of
 from ._engine import owner_labels, reap_stale_containers, require_docker
-from ._exec import SupervisorError, call
 from ._images import ensure_sandbox_image
 from ._seccomp import seccomp_profile
 
 PROVIDER = "docker_api"
 _UID_BASE, _UID_SPAN = 1_000_000_000, 1_000_000_000
-_MAIN_USER = "65534:65534"  # the container's init and idle process: nobody, no capabilities
+# The container's user is root, so that an engine exec as root (the exec server) gets the
+# capabilities below (the engine gives an exec effective capabilities only where the container's
+# user is root); its idle process drops to nobody with no capabilities at all. Only the init
+# (docker-init, reaping orphans) and the exec servers stay root; the sample can signal neither.
+_CONTAINER_USER = "0:0"
+_IDLE = [
+    "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+    "--bounding-set=-all", "sleep", "infinity",
+]  # fmt: skip
+# Capabilities of the container's root, i.e. of the exec server alone (the sample's processes run
+# as another uid with none, under no-new-privileges): start commands as the sample's uid, kill
+# their trees; SETPCAP only to empty the server's bounding set at its start.
+_SERVER_CAPS = ["SETUID", "SETGID", "KILL", "SETPCAP"]
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _HOST_GRACE_S = 60.0  # the host's deadline beyond the supervisor's own
 # Docker's defaults (engine 20.10+) plus /proc/key-users (the host's per-uid key quotas).
@@ -54,8 +69,20 @@ MASKED_PATHS = (
     "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
 )  # fmt: skip
 # Docker's read-only defaults, plus /proc itself (as in the bwrap sandbox: nothing under /proc is
-# writable, not even the sample's own /proc/self files).
-READONLY_PATHS = ("/proc", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger")
+# writable, not even the sample's own /proc/self files) and /dev/mqueue (POSIX message queues:
+# kernel memory outside disk_mb).
+READONLY_PATHS = (
+    "/proc", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", "/dev/mqueue",
+)  # fmt: skip
+
+
+def disk_split(disk_mb: int) -> dict[str, int]:
+    """The container's writable places and their sizes in KiB, which add up to `disk_mb`:
+    `/tmp` a quarter, `/dev/shm` a thirty-second (64 MiB at the default 2048), `/workspace` the
+    rest. Separate tmpfs mounts cannot share one quota, so each is sized from the one limit."""
+    total = disk_mb * 1024
+    tmp, shm = max(64, total // 4), max(64, total // 32)
+    return {WORKDIR: total - tmp - shm, "/tmp": tmp, "/dev/shm": shm}
 
 
 def _exec_slots() -> int:
@@ -105,6 +132,7 @@ class DockerSandboxEnvironment(SandboxEnvironment):
         self.image = image
         self.task_name = ""
         self._user = f"{uid}:{uid}"
+        self._channels = ChannelPool(container_id, uid, WORKDIR)
         DockerSandboxEnvironment._live.add(self)
 
     # ---------------------------------------------------------------- lifecycle
@@ -118,7 +146,11 @@ class DockerSandboxEnvironment(SandboxEnvironment):
         api = client.api
         image = config.image or ensure_sandbox_image()
         uid = _UID_BASE + secrets.randbelow(_UID_SPAN)
-        tmpfs_options = f"rw,exec,nosuid,nodev,size={config.disk_mb}m,mode=0700,uid={uid},gid={uid}"
+        sizes = disk_split(config.disk_mb)
+        tmpfs = {
+            path: f"rw,exec,nosuid,nodev,size={sizes[path]}k,mode=0700,uid={uid},gid={uid}"
+            for path in (WORKDIR, "/tmp")
+        }
         security = ["no-new-privileges:true"]
         if config.seccomp_unconfined:
             security.append("seccomp=unconfined")
@@ -133,12 +165,17 @@ class DockerSandboxEnvironment(SandboxEnvironment):
             pids_limit=config.max_processes,
             nano_cpus=int(config.cpus * 1e9),
             cap_drop=["ALL"],
+            cap_add=_SERVER_CAPS,
             security_opt=security,
-            tmpfs={"/workspace": tmpfs_options, "/tmp": tmpfs_options},
+            tmpfs=tmpfs,
+            shm_size=sizes["/dev/shm"] * 1024,
             ulimits=[
                 Ulimit(name="nofile", soft=config.max_open_files, hard=config.max_open_files),
                 Ulimit(name="fsize", soft=file_bytes, hard=file_bytes),
                 Ulimit(name="core", soft=0, hard=0),
+                # POSIX message queues are kernel memory outside disk_mb: none (mq_open reaches
+                # the IPC namespace's own queue mount, whatever /dev/mqueue's mount says)
+                Ulimit(name="msgqueue", soft=0, hard=0),
             ],
             init=True,
             ipc_mode="private",
@@ -149,8 +186,8 @@ class DockerSandboxEnvironment(SandboxEnvironment):
         name = f"icml26-sbx-{secrets.token_hex(6)}"
         created = api.create_container(
             image,
-            command=["sleep", "infinity"],
-            user=_MAIN_USER,
+            command=_IDLE,
+            user=_CONTAINER_USER,
             working_dir=WORKDIR,
             environment={"HOME": WORKDIR},
             hostname="sandbox",
@@ -190,6 +227,7 @@ class DockerSandboxEnvironment(SandboxEnvironment):
         resolved = config_of(config)
         environment = await anyio.to_thread.run_sync(cls.create, resolved, task_name)
         try:
+            await environment._channels.warm()
             await environment.copy_in()
         except BaseException:
             await anyio.to_thread.run_sync(environment.destroy)
@@ -240,6 +278,7 @@ class DockerSandboxEnvironment(SandboxEnvironment):
         import docker.errors
 
         DockerSandboxEnvironment._live.discard(self)
+        self._channels.close()
         try:
             require_docker().api.remove_container(self.container_id, force=True, v=True)
         except docker.errors.NotFound:
@@ -268,13 +307,8 @@ class DockerSandboxEnvironment(SandboxEnvironment):
         import docker.errors
 
         try:
-            return await call(
-                self.container_id,
-                {**request, "home": WORKDIR},
-                payload,
-                user=self._user,
-                reply_cap=reply_cap,
-                host_timeout=timeout + _HOST_GRACE_S,
+            return await self._channels.call(
+                request, payload, reply_cap=reply_cap, host_timeout=timeout + _HOST_GRACE_S
             )
         except docker.errors.NotFound as ex:
             raise SandboxUnavailableError(
@@ -330,8 +364,8 @@ class DockerSandboxEnvironment(SandboxEnvironment):
             else:
                 reply = await self._call(request, data, timeout=limit, reply_cap=2 * cap + 64)
         except SupervisorError as ex:
-            # The sample's own processes can kill the supervisor (same uid): its command's fate
-            # is unknown, reported as a failure of that command only.
+            # The server died (the container ran out of memory, or is being removed): the
+            # command's fate is unknown, reported as a failure of that command only.
             return ExecResult(False, 137, "", f"[docker_api sandbox: {ex}]")
         status = reply.header["status"]
         if status == "timeout":

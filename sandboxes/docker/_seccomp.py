@@ -5,7 +5,9 @@ Docker's default profile allows some calls the project's bwrap filter refuses (o
 kernels), so both sandboxes use one list (`sandboxes.bwrap.SECCOMP_DENIED` and friends): every
 listed syscall gets EPERM, `clone` with any CLONE_NEW* flag EPERM, `clone3` ENOSYS (a filter
 cannot read its flags; glibc falls back to `clone`), `socket(AF_VSOCK)` EPERM, and `personality`
-only Docker's allowed values. Everything else is allowed; the container's dropped capabilities
+only Docker's allowed values. Every comparison on an `int` argument (socket's domain,
+personality's persona) looks at its low 32 bits only, as the kernel does; clone's flags are an
+`unsigned long` (each CLONE_NEW* bit is tested on its own). Everything else is allowed; the container's dropped capabilities
 and no-new-privileges stop the rest of what Docker's default profile guards (a call that needs a
 capability fails without it).
 """
@@ -21,6 +23,9 @@ from typing import Any
 from sandboxes.bwrap import AF_VSOCK, CLONE_NEW_FLAGS, PERSONALITY_ALLOWED, SECCOMP_DENIED
 
 _ARCHES = {"x86_64": "SCMP_ARCH_X86_64", "aarch64": "SCMP_ARCH_AARCH64"}
+_INT_MASK = 0xFFFFFFFF
+"""libseccomp compares all 64 bits of an argument; for an `int` argument every rule masks to the
+low 32 (SCMP_CMP_MASKED_EQ), which is what the kernel reads."""
 
 
 def _deny(names: list[str], args: list[dict[str, Any]] | None = None, code: int = errno.EPERM):
@@ -59,7 +64,7 @@ def _blocks(low: int, high: int) -> list[dict[str, Any]]:
         size = low & -low if low else 1 << 32
         while size > high - low + 1:
             size //= 2
-        mask = 0xFFFFFFFF & ~(size - 1)
+        mask = _INT_MASK & ~(size - 1)
         rules.append(_deny(["personality"], [_arg("SCMP_CMP_MASKED_EQ", mask, low)]))
         low += size
     return rules
@@ -75,7 +80,9 @@ def seccomp_profile(machine: str | None = None) -> str:
         if CLONE_NEW_FLAGS & bit:
             rules.append(_deny(["clone"], [_arg("SCMP_CMP_MASKED_EQ", bit, bit)]))
     rules.append(_deny(["clone3"], code=errno.ENOSYS))
-    rules.append(_deny(["socket"], [_arg("SCMP_CMP_EQ", AF_VSOCK)]))
+    # socket(int domain, ...): the kernel reads 32 bits; compare those only, so a high bit set
+    # in the 64-bit register does not slip past (issue 26 §3)
+    rules.append(_deny(["socket"], [_arg("SCMP_CMP_MASKED_EQ", _INT_MASK, AF_VSOCK)]))
     rules += _personality_rules()
     profile: dict[str, Any] = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": rules}
     if name in _ARCHES:
