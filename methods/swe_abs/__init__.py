@@ -3,7 +3,7 @@
 Diff parsing (:mod:`.diff`), the gold patch's program slice (:mod:`.slicing`), operator mutants
 with mutmut's families (:mod:`.mutation`), SWE-bench and SWE-ABS grading (:mod:`.grading`),
 re-ranking (:mod:`.rerank`), the instance format (:mod:`.instance`), the sandbox workspace and
-the warm runner that executes inside it (:mod:`.workspace`, ``jail_runner.py``), the model roles'
+the warm runner that executes inside it (:mod:`.workspace`, :mod:`.jail`), the model roles'
 prompts (:mod:`.prompts`) and the per-instance pipeline (:mod:`.pipeline`). No inspect imports:
 the sandbox and the models come in as plain objects and callables.
 """

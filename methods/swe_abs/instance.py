@@ -43,6 +43,7 @@ class Candidate:
     kind: CandidateKind = "unknown"
     note: str = ""
     trusted: bool = False  # hand-written data: may run in the warm runner; else a fresh tree
+    origin: str = "own"  # the candidate set: own (bundled), outside (written apart), model
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,7 @@ def instance_from_record(record: Mapping[str, Any], *, where: str = "record") ->
                 kind=kind,
                 note=_str(c, "note", cw, required=False),
                 trusted=bool(c.get("trusted", False)),
+                origin=_str(c, "origin", cw, required=False) or "own",
             )
         )
     diff_spec = None
@@ -226,6 +228,7 @@ def instance_to_record(inst: Instance) -> dict[str, Any]:
                 "kind": c.kind,
                 "note": c.note,
                 "trusted": c.trusted,
+                "origin": c.origin,
                 "patch": c.patch,
             }
             for c in inst.candidates

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from methods.swe_abs.jail_runner import code_key
+from methods.swe_abs.jail.swap import code_key
 
 _NEVER_FUNCTIONS = {"__getattribute__", "__setattr__", "__new__"}
 _ENUM_HOOKS = {"__init__", "_generate_next_value_"}

@@ -12,6 +12,7 @@ import io
 import json
 import tarfile
 import time
+import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,27 @@ from typing import Any, Protocol
 from methods.swe_abs.diff import apply_patch
 from methods.swe_abs.instance import Instance
 
-RUNNER_SOURCE = (Path(__file__).resolve().parent / "jail_runner.py").read_text(encoding="utf-8")
+_JAIL = Path(__file__).resolve().parent / "jail"
+_JAIL_MAIN = (
+    "import sys\n\nfrom swe_abs_jail.main import main\n\nraise SystemExit(main(sys.argv[1]))\n"
+)
+
+
+def _runner_archive() -> bytes:
+    """The jail package as one zip file that Python runs directly (its ``__main__.py`` calls
+    ``swe_abs_jail.main``); reproducible: sorted names, a fixed date."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        entries = {"__main__.py": _JAIL_MAIN}
+        for path in sorted(_JAIL.glob("*.py")):
+            entries[f"swe_abs_jail/{path.name}"] = path.read_text(encoding="utf-8")
+        for name, text in sorted(entries.items()):
+            zf.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), text)
+    return buf.getvalue()
+
+
+RUNNER_SOURCE: bytes = _runner_archive()
+"""The warm runner as shipped to the sandbox (``runner.py``, a zip archive of :mod:`.jail`)."""
 
 
 class ExecResultLike(Protocol):

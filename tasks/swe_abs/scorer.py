@@ -2,10 +2,14 @@
 
 Per sample (instance) ``Score.value`` holds counts and 0/1 flags; the metrics pool them:
 
-- ``strengthened``: share of instances where ≥ 1 previously resolved candidate now fails;
+- ``strengthened``: share of instances where ≥ 1 previously resolved candidate now fails (the
+  paper's 251 / 500) — it depends on which candidates were graded, so beside it:
 - ``rejected``: killed / previously resolved, pooled over every candidate of every instance
-  (the paper's 2,177 / 11,034); ``wrong_rejected`` and ``correct_rejected`` split it by the
-  hand-written ground truth (the wrong patches were written apart from the mutation engine);
+  (the paper's 2,177 / 11,034), and the same rate per candidate set graded: ``rejected_own``
+  (the bundled hand-written candidates), ``rejected_outside`` (the outside set, written apart
+  from this project's generator), ``rejected_model`` (the model under test's patches);
+  ``wrong_rejected`` and ``correct_rejected`` split the hand-written ones (own and outside) by
+  their ground truth, ``*_own`` / ``*_outside`` per set;
 - ``solver_resolved`` / ``solver_resolved_abs``: the model under test's own patches under the
   original and the strengthened tests, and ``solver_drop`` between them;
 - ``spearman`` / ``rank_moves``: the candidate systems re-ranked by resolved counts before and
@@ -33,6 +37,13 @@ from inspect_ai.solver import TaskState
 from methods.swe_abs import rerank
 
 SYSTEM_PREFIX = "sys:"
+CANDIDATE_SETS = ("own", "outside", "model")
+
+
+def candidate_set(candidate: dict[str, Any]) -> str:
+    """The set a graded candidate belongs to (logs before the field: model, else own)."""
+    origin = candidate.get("origin") or ("model" if candidate.get("kind") == "model" else "own")
+    return origin if origin in CANDIDATE_SETS else "own"
 
 
 def _values(scores: list[SampleScore]) -> list[dict[str, Any]]:
@@ -81,6 +92,45 @@ def wrong_rejected() -> Metric:
 @metric
 def correct_rejected() -> Metric:
     return _pooled("correct_rejected", "correct_prev_resolved")
+
+
+def _set_metric(prefix: str, origin: str) -> Metric:
+    return _pooled(f"set_{origin}_{prefix}rejected", f"set_{origin}_{prefix}prev_resolved")
+
+
+@metric
+def rejected_own() -> Metric:
+    return _set_metric("", "own")
+
+
+@metric
+def rejected_outside() -> Metric:
+    return _set_metric("", "outside")
+
+
+@metric
+def rejected_model() -> Metric:
+    return _set_metric("", "model")
+
+
+@metric
+def wrong_rejected_own() -> Metric:
+    return _set_metric("wrong_", "own")
+
+
+@metric
+def correct_rejected_own() -> Metric:
+    return _set_metric("correct_", "own")
+
+
+@metric
+def wrong_rejected_outside() -> Metric:
+    return _set_metric("wrong_", "outside")
+
+
+@metric
+def correct_rejected_outside() -> Metric:
+    return _set_metric("correct_", "outside")
 
 
 @metric
@@ -173,6 +223,13 @@ METRICS = [
     rejected(),
     wrong_rejected(),
     correct_rejected(),
+    rejected_own(),
+    rejected_outside(),
+    rejected_model(),
+    wrong_rejected_own(),
+    correct_rejected_own(),
+    wrong_rejected_outside(),
+    correct_rejected_outside(),
     solver_resolved(),
     solver_resolved_abs(),
     solver_drop(),
@@ -197,6 +254,10 @@ def score_outcome(outcome: dict[str, Any], solver: dict[str, Any] | None) -> Sco
     for kind in ("wrong", "correct", "model"):
         value[f"{kind}_prev_resolved"] = 0
         value[f"{kind}_rejected"] = 0
+    for origin in CANDIDATE_SETS:
+        for prefix in ("", "wrong_", "correct_"):
+            value[f"set_{origin}_{prefix}prev_resolved"] = 0
+            value[f"set_{origin}_{prefix}rejected"] = 0
     for c in cands:
         prev = bool(c["resolved_original"])
         rej = prev and not c["resolved_abs"]
@@ -205,6 +266,10 @@ def score_outcome(outcome: dict[str, Any], solver: dict[str, Any] | None) -> Sco
         if c["kind"] in ("wrong", "correct", "model"):
             value[f"{c['kind']}_prev_resolved"] += int(prev)
             value[f"{c['kind']}_rejected"] += int(rej)
+        origin = candidate_set(c)
+        for prefix in ("", f"{c['kind']}_") if c["kind"] in ("wrong", "correct") else ("",):
+            value[f"set_{origin}_{prefix}prev_resolved"] += int(prev)
+            value[f"set_{origin}_{prefix}rejected"] += int(rej)
         value[f"{SYSTEM_PREFIX}{c['system']}:orig"] = int(prev)
         value[f"{SYSTEM_PREFIX}{c['system']}:abs"] = int(bool(c["resolved_abs"]))
     model = [c for c in cands if c["kind"] == "model"]
@@ -224,6 +289,8 @@ def score_outcome(outcome: dict[str, Any], solver: dict[str, Any] | None) -> Sco
     value["mutants_survived"] = len(survived)
     value["mutants_killed_new"] = sum(m["status"] == "killed_new" for m in survived)
     value["new_tests"] = sum(t["accepted"] for t in outcome["new_tests"])
+    value["duplicate_tests"] = int(outcome.get("duplicate_tests", 0))
+    value["unexpressible"] = sum((outcome.get("unexpressible") or {}).values())
     value["flaky"] = len(outcome["flaky_original"]) + len(outcome["flaky_new"])
     value["gold_resolved"] = int(bool(outcome["gold_resolved"]))
     metadata: dict[str, Any] = {

@@ -136,6 +136,7 @@ def swe_abs_solver(
                     kind="model",
                     note="the model under test's patch",
                     trusted=False,
+                    origin="model",
                 )
             )
         roles = Roles()

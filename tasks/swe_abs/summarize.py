@@ -15,6 +15,7 @@ from inspect_ai.log import read_eval_log
 
 from methods.swe_abs import rerank
 from scorers.intervals import wilson_ci
+from tasks.swe_abs.scorer import CANDIDATE_SETS
 
 
 def _rate(k: int, n: int) -> str:
@@ -39,7 +40,10 @@ def summarise(path: str) -> dict[str, Any]:
         for key in ("strengthened", "prev_resolved", "rejected", "wrong_prev_resolved",
                     "wrong_rejected", "correct_prev_resolved", "correct_rejected", "mutants",
                     "mutants_survived", "mutants_killed_new", "new_tests", "flaky",
-                    "solver_resolved", "solver_resolved_abs", "solver_ran"):  # fmt: skip
+                    "solver_resolved", "solver_resolved_abs", "solver_ran", "duplicate_tests",
+                    "unexpressible",
+                    *(f"set_{o}_{p}{k}" for o in CANDIDATE_SETS for p in ("", "wrong_", "correct_")
+                      for k in ("prev_resolved", "rejected"))):  # fmt: skip
             totals[key] += int(v.get(key, 0))
             per_project[project][key] += int(v.get(key, 0))
         per_project[project]["instances"] += 1
@@ -62,6 +66,16 @@ def summarise(path: str) -> dict[str, Any]:
     print(
         f"  hand-written correct patches rejected: {_rate(totals['correct_rejected'], totals['correct_prev_resolved'])}"
     )
+    for origin in CANDIDATE_SETS:  # the new tests' rejection rate on every candidate set graded
+        if not totals[f"set_{origin}_prev_resolved"]:
+            continue
+        print(
+            f"  set {origin}: rejected {_rate(totals[f'set_{origin}_rejected'], totals[f'set_{origin}_prev_resolved'])}"
+        )
+        for kind in ("wrong", "correct"):
+            den = totals[f"set_{origin}_{kind}_prev_resolved"]
+            if den:
+                print(f"    {kind}: {_rate(totals[f'set_{origin}_{kind}_rejected'], den)}")
     if totals["solver_ran"]:
         print(
             f"model under test resolved (original): {_rate(totals['solver_resolved'], totals['solver_ran'])}"
@@ -74,7 +88,11 @@ def summarise(path: str) -> dict[str, Any]:
         f"{_rate(totals['mutants_survived'], totals['mutants'])}; of those killed by new tests "
         f"{_rate(totals['mutants_killed_new'], totals['mutants_survived'])}"
     )
-    print(f"new tests accepted: {totals['new_tests']}; flaky tests excluded: {totals['flaky']}")
+    print(
+        f"new tests accepted: {totals['new_tests']}; flaky tests excluded: {totals['flaky']}; "
+        f"duplicates dropped: {totals['duplicate_tests']}; drawn values with no expression as "
+        f"code: {totals['unexpressible']}"
+    )
     print("per project: instances, strengthened, wrong rejected / previously passing")
     for project, t in sorted(per_project.items()):
         print(

@@ -5,28 +5,48 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from methods.swe_abs import jail_runner as jr
+from methods.swe_abs.jail import child, glue, job_explore, plan, swap, values
 
 
 def test_normalise_materialises_iterators_and_keeps_values():
-    assert jr.normalise(iter([1, 2])) == ("<iter>", [1, 2])
-    assert jr.normalise(x for x in range(100))[1] == list(range(64))  # capped
-    assert jr.normalise({"a": [1, (2,)]}) == {"a": [1, (2,)]}
-    assert jr.normalise(object())[0] == "<obj>"  # address-bearing reprs are not compared
+    assert values.normalise(iter([1, 2])) == ("<iter>", [1, 2])
+    assert values.normalise(x for x in range(100))[1] == list(range(64))  # capped
+    assert values.normalise({"a": [1, (2,)]}) == {"a": [1, (2,)]}
+    assert values.normalise(object())[0] == "<obj>"  # address-bearing reprs are not compared
+    assert values.normalise(bytearray(b"a")) == ("<buffer>", "bytearray", b"a")
+    assert values.normalise(values.subclassed(b"a")) == ("<sub>", "_SweAbsBytes", b"a")
 
 
-def test_literal_round_trip():
-    assert jr.literal([1, "a", (None, 2.5)]) == "[1, 'a', (None, 2.5)]"
-    assert jr.literal(b"\xff") == "b'\\xff'"
-    assert jr.literal(object()) is None
-    assert jr.literal(float("nan")) is None  # nan != nan: not a usable expected value
+def test_expression_round_trip():
+    assert values.expression([1, "a", (None, 2.5)]) == "[1, 'a', (None, 2.5)]"
+    assert values.expression(b"\xff") == "b'\\xff'"
+    assert values.expression(object()) is None
+    assert values.expression(float("nan")) == "float('nan')"  # equal to itself in the tests
+    assert values.expression((1,)) == "(1,)"
+    assert values.expression(values.subclassed([1])) == "_SweAbsList([1])"
 
 
-def test_same_treats_any_two_exceptions_as_agreement():
-    assert jr.same(("raise", "TypeError"), ("raise", "ValueError"))
-    assert not jr.same(("ok", 1), ("raise", "ValueError"))
-    assert not jr.same(("ok", 1), ("ok", 1.0))  # types matter
-    assert jr.same(("ok", [1]), ("ok", [1]))
+def test_same_compares_exception_types_states_and_nested_types():
+    te, ae = ("builtins", "TypeError"), ("builtins", "AttributeError")
+    assert values.same(("raise", te, None), ("raise", te, None))
+    assert not values.same(("raise", te, None), ("raise", ae, None))
+    assert not values.same(("raise", te, None), ("raise", ("mymod", "TypeError"), None))
+    assert not values.same(("ok", 1, None), ("raise", te, None))
+    assert not values.same(("ok", 1, None), ("ok", 1.0, None))  # types matter
+    assert not values.same(("ok", [1], None), ("ok", [1.0], None))  # at every depth
+    assert values.same(("ok", {"a": 1, "b": 2}, None), ("ok", {"b": 2, "a": 1}, None))
+    assert not values.same(("ok", 1, {"d": {}}), ("ok", 1, {"d": {"k": 1}}))  # input changed
+
+
+def test_a_lazy_attribute_is_not_resolved_when_members_are_compared():
+    """six's lazy attributes import their module on any attribute access (``_gdbm``, missing in
+    the sandbox): comparing class members while swapping a whole module must not touch them."""
+
+    class Lazy:
+        def __getattr__(self, name):
+            raise ImportError("No module named '_gdbm'")
+
+    assert swap._same_member(Lazy(), Lazy()) is False
 
 
 def _report(nodeid, when, outcome, xfail=False):
@@ -48,11 +68,11 @@ def test_status_mapping_like_swebench():
         _report("t::g", "call", "passed"), _report("t::g", "teardown", "failed"),
         _report("t::h", "call", "failed"), _report("t::h", "call", "passed"),  # a failed subtest
     ]  # fmt: skip
-    assert jr.status_of(reports) == {
+    assert glue.status_of(reports) == {
         "t::a": "PASSED", "t::b": "ERROR", "t::c": "FAILED", "t::d": "SKIPPED",
         "t::e": "XFAIL", "t::f": "XPASS", "t::g": "ERROR", "t::h": "FAILED",
     }  # fmt: skip
-    assert jr.details_of(reports) == {
+    assert glue.details_of(reports) == {
         "t::b": "boom",
         "t::c": "boom",
         "t::g": "boom",
@@ -67,20 +87,30 @@ def test_greedy_selection_prefers_new_lines_then_new_features():
         (set(), {"f1", "f2", "f3"}, {"test": "C"}),
         (set(), {"f1"}, {"test": "D"}),
     ]
-    assert [t["test"] for t in jr._select(found, 10)] == ["B", "C"]
-    assert [t["test"] for t in jr._select(found, 1)] == ["B"]
+    assert [t["test"] for t in job_explore.select(found, 10)] == ["B", "C"]
+    assert [t["test"] for t in job_explore.select(found, 1)] == ["B"]
 
 
 def test_emitted_tests_are_plain_code():
-    spec = {"setup": "from m import f", "call": "f(x)", "args": {"x": "st.integers()"}}
-    code = jr._emit_test(spec, {"x": 3}, ("ok", [1, 2]), "test_k")
-    assert (
-        code
-        == "def test_k():\n    from m import f\n    x = 3\n    assert _swe_abs_norm(f(x)) == [1, 2]\n"
+    from methods.swe_abs.jail.calls import Caller, Unexpressible, emit_test
+
+    spec = {"setup": "import math", "call": "math.floor(x)", "args": {"x": "st.integers()"}}
+    caller = Caller(spec)
+    code = emit_test(spec, caller, {"x": 3}, 0, ("ok", [1, 2], None), "test_k")
+    assert code == (
+        "def test_k():\n    import math\n    x = 3\n"
+        "    assert _swe_abs_eq(_swe_abs_norm(math.floor(x)), [1, 2])\n"
     )
-    raising = jr._emit_test(spec, {"x": 3}, ("raise", "ValueError"), "test_r")
-    assert "with pytest.raises(Exception):" in raising
-    assert jr._emit_test(spec, {"x": object()}, ("ok", 1), "t") is None
+    raising = emit_test(spec, caller, {"x": 3}, 0, ("raise", ("builtins", "ValueError"), None), "t")
+    assert "with pytest.raises(ValueError):" in raising
+    other = emit_test(spec, caller, {"x": 3}, 0, ("raise", ("json", "JSONDecodeError"), None), "t")
+    assert "pytest.raises(_swe_abs_exc('json', 'JSONDecodeError'))" in other
+    try:
+        emit_test(spec, caller, {"x": object()}, 0, ("ok", 1, None), "t")
+    except Unexpressible as exc:
+        assert exc.type_name == "object"
+    else:
+        raise AssertionError("an object() argument has no expression: it must be counted")
 
 
 def test_a_job_that_loops_is_killed_at_its_limit_even_before_its_child_ran(monkeypatch):
@@ -95,7 +125,7 @@ def test_a_job_that_loops_is_killed_at_its_limit_even_before_its_child_ran(monke
         while True:
             pass
 
-    real_enter = jr._enter_own_group
+    real_enter = child._enter_own_group
 
     def late_enter():  # the child is slow to run its first lines
         time.sleep(1.0)
@@ -105,7 +135,7 @@ def test_a_job_that_loops_is_killed_at_its_limit_even_before_its_child_ran(monke
         raise TimeoutError("run_child did not return: the looping job was not killed")
 
     forked: list[int] = []
-    real_fork = jr._fork
+    real_fork = child._fork
 
     def fork():
         pid = real_fork()
@@ -113,15 +143,15 @@ def test_a_job_that_loops_is_killed_at_its_limit_even_before_its_child_ran(monke
             forked.append(pid)
         return pid
 
-    monkeypatch.setitem(jr.JOBS, "spin", spin)
-    monkeypatch.setattr(jr, "_enter_own_group", late_enter)
-    monkeypatch.setattr(jr, "_fork", fork)
+        monkeypatch.setattr(child, "_enter_own_group", late_enter)
+
+    monkeypatch.setattr(child, "_fork", fork)
     previous = signal.signal(signal.SIGALRM, stuck)
     signal.setitimer(signal.ITIMER_REAL, 20)
     result: dict = {}
     try:
         started = time.monotonic()
-        result = jr.run_child(None, {"id": "m", "kind": "spin", "timeout": 0.2})
+        result = child.run_child(None, {"id": "m", "kind": "spin", "timeout": 0.2}, spin)
         elapsed = time.monotonic() - started
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -131,5 +161,5 @@ def test_a_job_that_loops_is_killed_at_its_limit_even_before_its_child_ran(monke
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-    assert result["timed_out"] and jr.killed(result)  # a timeout counts as killed
+    assert result["timed_out"] and plan.killed(result)  # a timeout counts as killed
     assert 0.2 <= result["seconds"] and elapsed < 6

@@ -91,3 +91,34 @@ def test_pooled_metrics():
     assert coverage_after()(scores) == pytest.approx(0.75)
     # systems: r 2→2, w 2→1, model 1→0: ranks r1 w2 m3 before; r1 w2 m3 after
     assert rank_moves()(scores) == 0.0 and spearman()(scores) == pytest.approx(1.0)
+
+
+def test_rejection_rate_on_every_candidate_set_beside_strengthened():
+    """Issue 27, item 6: "strengthened" depends on which candidates were graded, so the new
+    tests' rejection rate is reported per candidate set (own, outside, model) beside it."""
+    from tasks.swe_abs.scorer import (
+        correct_rejected_outside,
+        rejected_model,
+        rejected_outside,
+        rejected_own,
+        wrong_rejected_outside,
+    )
+
+    def c(system, kind, orig, abs_, origin):
+        return {**cand(system, kind, orig, abs_), "origin": origin}
+
+    a = score_outcome(outcome([c("o1", "wrong", True, False, "own"),
+                               c("x1", "wrong", True, True, "outside"),
+                               c("x2", "wrong", True, False, "outside"),
+                               c("x3", "correct", True, True, "outside"),
+                               cand("model:m", "model", True, False)]), solver={})  # fmt: skip
+    v = a.value
+    assert (v["set_own_prev_resolved"], v["set_own_rejected"]) == (1, 1)
+    assert (v["set_outside_wrong_prev_resolved"], v["set_outside_wrong_rejected"]) == (2, 1)
+    assert (v["set_outside_correct_prev_resolved"], v["set_outside_correct_rejected"]) == (1, 0)
+    assert (v["set_model_prev_resolved"], v["set_model_rejected"]) == (1, 1)  # no origin: its kind
+    scores = [SampleScore(score=a, sample_id=1)]
+    assert strengthened()(scores) == 1.0
+    assert rejected_own()(scores) == 1.0 and rejected_model()(scores) == 1.0
+    assert rejected_outside()(scores) == pytest.approx(1 / 3)
+    assert wrong_rejected_outside()(scores) == 0.5 and correct_rejected_outside()(scores) == 0.0

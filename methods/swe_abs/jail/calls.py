@@ -1,0 +1,211 @@
+"""The instance's call spec as the Hypothesis generators drive it: the argument strategies (the
+declared domain, plus subclass instances of its built-in types), the *forms* of the call (as
+written, and with each optional argument omitted, read from the callee's signature), one call
+observed with the arguments' state after it, and the regression test that pins an observation.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+from typing import Any
+
+from .values import Observation, expression, outcome, subclassed
+
+
+def strategies(spec: dict[str, Any]) -> dict[str, Any]:
+    """name → strategy: the declared one, or (drawn second, so examples shrink towards the
+    declared values) the same values as instances of subclasses of their built-in types."""
+    from hypothesis import strategies as st
+
+    env = {"st": st}
+    out = {}
+    for name, expr in spec["args"].items():
+        declared = eval(expr, env)  # noqa: S307 - the instance's own spec
+        out[name] = st.one_of(declared, declared.map(subclassed))
+    return out
+
+
+def _omissions(call: ast.Call, namespace: dict[str, Any]) -> list[ast.Call]:
+    """Copies of ``call`` without an argument that binds a parameter with a default: each such
+    keyword, the trailing positionals that bind defaulted parameters, and all of them at once."""
+    try:
+        func = eval(compile(ast.Expression(call.func), "<callee>", "eval"), dict(namespace))  # noqa: S307
+        sig = inspect.signature(func)
+    except Exception:  # noqa: BLE001 - not a callee we can read (a name bound per example, a builtin)
+        return []
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return []
+    try:
+        bound = sig.bind_partial(
+            *range(len(call.args)), **{k.arg: 0 for k in call.keywords if k.arg}
+        )
+    except TypeError:
+        return []
+    optional = {
+        name for name in bound.arguments if sig.parameters[name].default is not inspect.Parameter.empty
+        and sig.parameters[name].kind is not inspect.Parameter.VAR_POSITIONAL
+    }  # fmt: skip
+    positional = list(bound.arguments)[: len(call.args)]
+    trailing = 0
+    for name in reversed(positional):
+        if name not in optional:
+            break
+        trailing += 1
+    out: list[ast.Call] = []
+    keywords = [k for k in call.keywords if k.arg in optional]
+    for kw in keywords:
+        out.append(ast.Call(call.func, call.args, [k for k in call.keywords if k is not kw]))
+    if trailing:
+        out.append(ast.Call(call.func, call.args[: len(call.args) - trailing], call.keywords))
+    if (trailing and keywords) or len(keywords) > 1:
+        rest = [k for k in call.keywords if k.arg not in optional]
+        out.append(ast.Call(call.func, call.args[: len(call.args) - trailing], rest))
+    return out
+
+
+def call_forms(call_text: str, namespace: dict[str, Any]) -> list[str]:
+    """The call as written, then the same call with optional arguments omitted (for every call
+    in the expression whose callee's signature can be read in the set-up's namespace)."""
+    tree = ast.parse(call_text, mode="eval")
+    forms = [call_text]
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    for node in calls:
+        for other in _omissions(node, namespace):
+            new = _replace(tree, node, other)
+            text = ast.unparse(new)
+            if text not in forms:
+                forms.append(text)
+    return forms
+
+
+def _replace(tree: ast.Expression, old: ast.Call, new: ast.Call) -> ast.Expression:
+    """A copy of ``tree`` with the call at ``old``'s position replaced by ``new``."""
+    key = (old.lineno, old.col_offset, old.end_lineno, old.end_col_offset)
+
+    class _Swap(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:  # noqa: N802 - ast's visitor name
+            where = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+            if where == key:
+                return new
+            self.generic_visit(node)
+            return node
+
+    return ast.fix_missing_locations(_Swap().visit(copy.deepcopy(tree)))
+
+
+class Caller:
+    """The spec's set-up run once; :meth:`observe` evaluates one form of the call on a deep
+    copy of the arguments and observes its result and the arguments after it."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.namespace: dict[str, Any] = {}
+        exec(spec.get("setup", ""), self.namespace)  # noqa: S102 - the instance's own harness code
+        self.forms = call_forms(spec["call"], self.namespace)
+        self.codes = [compile(f, "<call>", "eval") for f in self.forms]
+        self.names = list(spec["args"])
+
+    def observe(self, kwargs: dict[str, Any], form: int, limit: float) -> Observation:
+        env = {k: fresh_copy(v) for k, v in kwargs.items()}
+        code = self.codes[form]
+        return outcome(
+            lambda: eval(code, self.namespace, env),  # noqa: S307
+            limit,
+            lambda: {k: env[k] for k in self.names if _mutable(kwargs[k])},
+        )
+
+
+def fresh_copy(value: Any) -> Any:
+    """A deep copy for one call (a memoryview over a copy of its bytes; the value itself when
+    it cannot be copied)."""
+    if isinstance(value, memoryview):
+        data = value.tobytes()
+        return memoryview(data if value.readonly else bytearray(data))
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # noqa: BLE001 - an uncopyable value is shared between the calls
+        return value
+
+
+def _mutable(value: Any) -> bool:
+    """Whether a call could change the value in place (what the state comparison looks at)."""
+    if value is None or isinstance(value, bool | int | float | complex | str | bytes | range):
+        return False
+    if type(value) in (tuple, frozenset):
+        return any(_mutable(v) for v in value)
+    return True
+
+
+def settings(job: dict[str, Any]) -> Any:
+    from hypothesis import HealthCheck, Phase
+    from hypothesis import settings as hsettings
+
+    phases = [Phase.generate, Phase.shrink] if job.get("shrink", True) else [Phase.generate]
+    return hsettings(
+        max_examples=int(job.get("max_examples", 200)),
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        phases=phases,
+        report_multiple_bugs=False,
+    )
+
+
+def form_strategy(caller: Caller) -> Any:
+    from hypothesis import strategies as st
+
+    return st.integers(0, len(caller.forms) - 1)
+
+
+class Unexpressible(Exception):
+    """A drawn value (or an expected one) has no expression as test code."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__(type(value).__name__)
+        self.type_name = type(value).__name__
+
+
+def _expr(value: Any) -> str:
+    text = expression(value)
+    if text is None:
+        raise Unexpressible(value)
+    return text
+
+
+def emit_test(
+    spec: dict[str, Any], caller: Caller, kwargs: dict[str, Any], form: int, ref: Observation,
+    name: str,
+) -> str | None:  # fmt: skip
+    """The regression test pinning ``ref`` (the reference's observation) on these arguments and
+    form of the call; None for a timeout. Raises :class:`Unexpressible` when a value has no
+    expression as code."""
+    kind, value, state = ref
+    if kind not in ("ok", "raise"):
+        return None
+    lines = [f"def {name}():"]
+    lines += [f"    {stmt}" for stmt in spec.get("setup", "").splitlines() if stmt.strip()]
+    lines += [f"    {key} = {_expr(v)}" for key, v in kwargs.items()]
+    call = caller.forms[form]
+    if kind == "ok":
+        lines.append(f"    assert _swe_abs_eq(_swe_abs_norm({call}), {_expr(value)})")
+    else:
+        module, qualname = value
+        exc = qualname if module == "builtins" else f"_swe_abs_exc({module!r}, {qualname!r})"
+        if "<locals>" in qualname:
+            exc = "Exception"
+        lines.append(f"    with pytest.raises({exc}):")
+        lines.append(f"        _swe_abs_norm({call})")
+    for key, after in sorted((state or {}).items()):
+        lines.append(f"    assert _swe_abs_eq(_swe_abs_norm({key}), {_expr(after)})")
+    return "\n".join(lines) + "\n"
+
+
+def show(out: Observation) -> str:
+    text = f"{out[0]}: {out[1]!r}"
+    if out[2]:
+        text += f"; arguments after: {out[2]!r}"
+    return text[:300]

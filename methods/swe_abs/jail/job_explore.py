@@ -1,0 +1,142 @@
+"""The ``explore`` job: characterisation tests of the reference. Hypothesis drives it alone,
+with a line tracer, over every form of the call and the whole declared domain (subclass
+instances included); every input that brings a new combination of (slice lines executed,
+argument classes, call form, outcome class, arguments changed or not) is a candidate test, and
+a greedy choice keeps at most ``max_tests``: first those reaching slice lines no test covered
+yet (the coverage-driven stage), then those adding the most new classes. Every drawn value must
+be expressible as test code; the ones that are not are counted by type and reported."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from .calls import Caller, Unexpressible, emit_test, form_strategy, settings, strategies
+from .swap import Runner
+from .values import equal, normalise
+
+
+def shape(value: Any) -> tuple[Any, ...]:
+    """A coarse class of a value: its type, a size bucket (0, 1, many) or sign, bool values."""
+    if isinstance(value, bool) or value is None:
+        return (type(value).__name__, value)
+    if isinstance(value, int | float):
+        return (type(value).__name__, (value > 0) - (value < 0))
+    try:
+        n = len(value)
+    except TypeError:
+        return (type(value).__name__,)
+    return (type(value).__name__, min(n, 2))
+
+
+def select(
+    found: list[tuple[set[Any], set[Any], dict[str, Any]]], limit: int
+) -> list[dict[str, Any]]:
+    """Greedy choice of at most ``limit`` tests: first those reaching slice lines no test
+    covered yet (the coverage-driven stage), then, one at a time, the test that adds the most
+    not yet covered features (lines executed, each argument's class, each pair of argument
+    classes, the call's form, the outcome's class); ties go to the earlier (simpler) example."""
+    chosen: list[dict[str, Any]] = []
+    lines_done: set[Any] = set()
+    feats_done: set[Any] = set()
+    pool = list(found)
+    while pool and len(chosen) < limit:
+        gains = [(len(item[0] - lines_done), len(item[1] - feats_done)) for item in pool]
+        best = max(range(len(pool)), key=lambda i: (gains[i], -i))
+        if gains[best] == (0, 0):
+            break
+        fresh, feats, test = pool.pop(best)
+        lines_done |= fresh
+        feats_done |= feats
+        chosen.append(test)
+    return chosen
+
+
+def _features(kwargs: dict[str, Any], form: int, out: tuple, lines: frozenset) -> set[Any]:
+    shapes = sorted((k, shape(v)) for k, v in kwargs.items())
+    result_class = out[1] if out[0] == "raise" else shape(out[1])
+    features = {("lines", lines), ("out", out[0], repr(result_class)), ("form", form)}
+    before = {k: normalise(kwargs[k]) for k in (out[2] or {})}
+    features.add(("changed", not equal(out[2] or {}, before)))
+    features |= {("in", k, repr(v)) for k, v in shapes}
+    features |= {
+        ("pair", a[0], repr(a[1]), b[0], repr(b[1]))
+        for i, a in enumerate(shapes)
+        for b in shapes[i + 1 :]
+    }
+    return features
+
+
+def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
+    from hypothesis import given
+
+    runner.apply(job.get("variant"))
+    spec = job["spec"]
+    caller = Caller(spec)
+    limit = float(job.get("call_timeout", 1.0))
+    max_tests = int(job.get("max_tests", 10))
+    targets = {
+        os.path.join(runner.repo, p): set(lines) for p, lines in job.get("targets", {}).items()
+    }
+    uncovered = {
+        os.path.join(runner.repo, p): set(lines) for p, lines in job.get("lines", {}).items()
+    }
+    hit: set[tuple[str, int]] = set()
+    kept: list[tuple[set[Any], set[Any], dict[str, Any]]] = []
+    seen_keys: set[Any] = set()
+    unexpressible: dict[str, int] = {}
+
+    def tracer(frame: Any, _event: str, _arg: Any) -> Any:
+        if frame.f_code.co_filename not in targets:
+            return None
+
+        def local(frame: Any, event: str, _arg: Any) -> Any:
+            if event == "line":
+                hit.add((frame.f_code.co_filename, frame.f_lineno))
+            return local
+
+        return local
+
+    @settings({**job, "shrink": False})
+    @given(_form=form_strategy(caller), **strategies(spec))
+    def probe(_form: int, **kwargs: Any) -> None:
+        hit.clear()
+        sys.settrace(tracer)
+        try:
+            out = caller.observe(kwargs, _form, limit)
+        finally:
+            sys.settrace(None)
+        if out[0] == "timeout":
+            return
+        lines = frozenset((p, ln) for p, ln in hit if ln in targets.get(p, ()))
+        features = _features(kwargs, _form, out, lines)
+        key = frozenset(f for f in features if f[0] != "pair")
+        if key in seen_keys:
+            return
+        seen_keys.add(key)
+        fresh = {(p, ln) for p, ln in lines if ln in uncovered.get(p, ())}
+        name = f"{job.get('test_name', 'test_explore')}_{len(seen_keys)}"
+        try:
+            test = emit_test(spec, caller, kwargs, _form, out, name)
+        except Unexpressible as exc:
+            unexpressible[exc.type_name] = unexpressible.get(exc.type_name, 0) + 1
+            return
+        if test is None:
+            return
+        item = {"test": test, "lines": sorted({ln for _, ln in lines}),
+                "new_lines": sorted({ln for _, ln in fresh})}  # fmt: skip
+        kept.append((fresh, features, item))
+
+    try:
+        probe()
+    except Exception as exc:  # noqa: BLE001
+        return {"error": f"{type(exc).__name__}: {exc}"[:500], "tests": [],
+                "unexpressible": unexpressible}  # fmt: skip
+    tests = select(kept, max_tests)
+    covered = {}
+    for p in targets:
+        rel = os.path.relpath(p, runner.repo)
+        covered[rel] = sorted({ln for t in tests for ln in t["lines"]})
+    return {"tests": tests, "covered": covered, "classes": len(seen_keys),
+            "forms": caller.forms, "unexpressible": unexpressible}  # fmt: skip

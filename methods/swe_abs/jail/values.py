@@ -1,0 +1,241 @@
+"""What the differential oracle observes about one call, and how a value becomes test code.
+
+An *observation* is ``(kind, value, state)``: ``kind`` is ``ok``, ``raise`` or ``timeout``;
+``value`` the normalised return value, or the exception's ``(module, qualified name)``; ``state``
+the normalised arguments after the call (a call that mutates its caller's input differs there).
+Two observations agree when the kinds, the exception types (class and module) or the values
+(types compared at every depth), and the states agree.
+
+``NORMALISE_SOURCE`` is pasted at the top of every generated test module: normalisation, the
+typed comparison, the subclasses of built-in types the generator draws, and the lookup of a
+non-built-in exception class, so the emitted tests check exactly what the oracle compared.
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+NORMALISE_SOURCE = '''
+import collections as _swe_abs_collections
+
+
+class _SweAbsBytes(bytes):
+    pass
+
+
+class _SweAbsStr(str):
+    pass
+
+
+class _SweAbsInt(int):
+    pass
+
+
+class _SweAbsFloat(float):
+    pass
+
+
+class _SweAbsList(list):
+    pass
+
+
+class _SweAbsTuple(tuple):
+    pass
+
+
+class _SweAbsDict(dict):
+    pass
+
+
+class _SweAbsByteArray(bytearray):
+    pass
+
+
+_SWE_ABS_SUBCLASSES = {bytes: _SweAbsBytes, str: _SweAbsStr, int: _SweAbsInt,
+                       float: _SweAbsFloat, list: _SweAbsList, tuple: _SweAbsTuple,
+                       dict: _SweAbsDict, bytearray: _SweAbsByteArray}
+_SWE_ABS_SCALARS = (bool, int, float, complex, str, bytes)
+
+
+def _swe_abs_base(value):
+    """The value as its built-in base type (a subclass instance loses its class)."""
+    for base in (bool, int, float, complex, str, bytes):
+        if isinstance(value, base):
+            return {bool: bool, int: int.__int__, float: float.__float__, complex: complex,
+                    str: str.__str__, bytes: lambda v: bytes(memoryview(v))}[base](value)
+    return value
+
+
+def _swe_abs_norm(value, _depth=0):
+    """Comparable form of a value: iterators are materialised (first 64 items), subclasses of
+    built-in types and byte buffers keep their type's name."""
+    import itertools as _it
+    if _depth > 8:
+        return repr(value)
+    if value is None or type(value) in _SWE_ABS_SCALARS:
+        return value
+    if isinstance(value, _SWE_ABS_SCALARS):
+        return ("<sub>", type(value).__name__, _swe_abs_base(value))
+    if isinstance(value, (bytearray, memoryview)):
+        return ("<buffer>", type(value).__name__, bytes(value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_swe_abs_norm(v, _depth + 1) for v in value) if type(value) in (list, tuple) else ("<seq>", type(value).__name__, [_swe_abs_norm(v, _depth + 1) for v in value])
+    if isinstance(value, dict):
+        items = [(_swe_abs_norm(k, _depth + 1), _swe_abs_norm(v, _depth + 1)) for k, v in value.items()]
+        return dict(items) if type(value) is dict else ("<map>", type(value).__name__, items)
+    if isinstance(value, (set, frozenset)):
+        return value
+    if hasattr(value, "__next__") or isinstance(value, (range, map, filter, zip)):
+        return ("<iter>", [_swe_abs_norm(v, _depth + 1) for v in _it.islice(iter(value), 64)])
+    text = repr(value)
+    if " at 0x" in text:
+        return ("<obj>", type(value).__name__)
+    return ("<obj>", type(value).__name__, text)
+
+
+def _swe_abs_eq(a, b):
+    """Equal values of the same types at every depth (NaN equals NaN)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_swe_abs_eq(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_swe_abs_eq(a[k], b[k]) for k in a)
+    if isinstance(a, float) and a != a:
+        return b != b
+    try:
+        return bool(a == b)
+    except Exception:
+        return repr(a) == repr(b)
+
+
+def _swe_abs_exc(module, qualname):
+    """The exception class ``module.qualname`` (for pytest.raises in a generated test)."""
+    import importlib
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+'''
+_ns: dict[str, Any] = {}
+exec(NORMALISE_SOURCE, _ns)  # one definition, used here and pasted into emitted tests
+normalise = _ns["_swe_abs_norm"]
+equal = _ns["_swe_abs_eq"]
+SUBCLASSES: dict[type, type] = _ns["_SWE_ABS_SUBCLASSES"]
+_BASE = _ns["_swe_abs_base"]
+_SUBCLASS_NAMES = {sub: sub.__name__ for sub in SUBCLASSES.values()}
+
+Observation = tuple[str, Any, Any]
+
+
+class CallTimeout(BaseException):
+    pass
+
+
+def _alarm(_signum: int, _frame: Any) -> None:
+    raise CallTimeout()
+
+
+def exception_type(exc: BaseException) -> tuple[str, str]:
+    return type(exc).__module__, type(exc).__qualname__
+
+
+def outcome(call: Any, limit: float, state: Any = None) -> Observation:
+    """Observe one call: ``call()`` under a ``limit`` in seconds, then ``state()`` (the
+    arguments after the call, or None). A timeout anywhere is ``("timeout", None, None)``."""
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        try:
+            kind, value = "ok", normalise(call())
+        except CallTimeout:
+            raise
+        except RecursionError:
+            kind, value = "raise", ("builtins", "RecursionError")
+        except Exception as exc:  # noqa: BLE001 - the candidate's exception is the observation
+            kind, value = "raise", exception_type(exc)
+        try:
+            after = normalise(state()) if state is not None else None
+        except CallTimeout:
+            raise
+        except Exception as exc:  # noqa: BLE001 - an input that cannot be read back
+            after = ("<unreadable>", exception_type(exc))
+        return kind, value, after
+    except CallTimeout:
+        return "timeout", None, None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def same(a: Observation, b: Observation) -> bool:
+    """Agreement as the oracle judges it: the same kind; the same exception class (module and
+    qualified name) or equal values of equal types; the same arguments after the call."""
+    if a[0] != b[0]:
+        return False
+    if a[0] == "raise":
+        return tuple(a[1]) == tuple(b[1]) and equal(a[2], b[2])
+    return equal(a[1], b[1]) and equal(a[2], b[2])
+
+
+def subclassed(value: Any) -> Any:
+    """``value`` as an instance of the generator's subclass of its built-in type (unchanged
+    when its type has none)."""
+    sub = SUBCLASSES.get(type(value))
+    return sub(value) if sub is not None else value
+
+
+_FLOATS = {"inf": "float('inf')", "-inf": "float('-inf')", "nan": "float('nan')"}
+_EVAL_NS: dict[str, Any] = {**_ns, "__builtins__": __builtins__}
+
+
+def _build(value: Any, depth: int) -> str | None:
+    if depth > 20:
+        return None
+    t = type(value)
+    if value is None or t in (bool, int, str, bytes, complex, range):
+        return repr(value)
+    if t is float:
+        return _FLOATS.get(repr(value), repr(value))
+    if t in _SUBCLASS_NAMES:
+        inner = _build(_BASE(value) if not isinstance(value, list | tuple | dict | bytearray)
+                       else t.__mro__[1](value), depth + 1)  # fmt: skip
+        return None if inner is None else f"{_SUBCLASS_NAMES[t]}({inner})"
+    if t in (list, tuple, set, frozenset):
+        parts = [_build(v, depth + 1) for v in value]
+        if any(p is None for p in parts):
+            return None
+        if t is list:
+            return "[" + ", ".join(parts) + "]"
+        if t is tuple:
+            return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+        inner = "{" + ", ".join(sorted(parts)) + "}" if parts else ""
+        return f"{t.__name__}({inner})"
+    if t is dict:
+        items = [(_build(k, depth + 1), _build(v, depth + 1)) for k, v in value.items()]
+        if any(k is None or v is None for k, v in items):
+            return None
+        return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
+    if t is bytearray:
+        return f"bytearray({bytes(value)!r})"
+    if t is memoryview:
+        if value.ndim != 1 or value.format != "B":
+            return None
+        return f"memoryview({value.tobytes()!r})"
+    if t.__module__ == "collections" and t.__name__ in ("OrderedDict", "defaultdict", "deque"):
+        return f"_swe_abs_collections.{repr(value)}"
+    return None
+
+
+def expression(value: Any) -> str | None:
+    """Python code that evaluates, in a generated test module, to a value equal to ``value``
+    with the same types at every depth (constructor calls for byte buffers and the generator's
+    subclasses); None when there is none (the caller counts those)."""
+    text = _build(value, 0)
+    if text is None:
+        return None
+    try:
+        back = eval(text, dict(_EVAL_NS))  # noqa: S307 - text built here from plain values
+    except Exception:  # noqa: BLE001
+        return None
+    return text if equal(back, value) else None

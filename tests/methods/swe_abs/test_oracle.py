@@ -1,0 +1,227 @@
+"""The differential oracle and the tests it writes (issue 27, items 1-5), end to end: the jail
+runner (as shipped to the sandbox) runs on a small repository in a subprocess on the host, with
+pytest, coverage and Hypothesis from the project's environment. No candidate from any candidate
+set is used: the variants are written here, one per kind of wrong patch the issue lists."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+MOD = """\
+def to_bytes(s, encoding="utf-8"):
+    if isinstance(s, str):
+        return s.encode(encoding)
+    if isinstance(s, bytes):
+        return s
+    raise TypeError("not text or bytes")
+
+
+def add_key(d, k, default=0):
+    out = dict(d)
+    out[k] = out.get(k, default) + 1
+    return out
+
+
+def size(s):
+    return len(bytes(s))
+
+
+def opaque(o):
+    return 1
+"""
+TESTS = """\
+from pkg.mod import add_key, size, to_bytes
+
+
+def test_to_bytes():
+    assert to_bytes("a") == b"a"
+
+
+def test_add_key():
+    assert add_key({"a": 1}, "a", 5) == {"a": 2}
+
+
+def test_size():
+    assert size(b"ab") == 2
+"""
+
+
+def _variant(old: str, new: str) -> dict[str, Any]:
+    assert old in MOD
+    return {"files": {"pkg/mod.py": MOD.replace(old, new)}}
+
+
+@pytest.fixture(scope="module")
+def site() -> str:
+    """The sandbox's package folder (pytest, coverage, Hypothesis), or a skip naming set-up."""
+    from tasks.swe_abs.fetch import SetupMissingError, require_site
+
+    try:
+        return str(require_site())
+    except SetupMissingError as exc:
+        pytest.skip(str(exc))
+
+
+def _run(tmp_path: Path, jobs: list[dict[str, Any]], site: str) -> dict[str, Any]:
+    from methods.swe_abs import RUNNER_SOURCE, RunnerEnv
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "mod.py").write_text(MOD)
+    (repo / "tests" / "test_mod.py").write_text(TESTS)
+    runner = tmp_path / "runner.py"
+    if isinstance(RUNNER_SOURCE, bytes):
+        runner.write_bytes(RUNNER_SOURCE)
+    else:
+        runner.write_text(RUNNER_SOURCE)
+    plan = {
+        "repo": str(repo),
+        "sys_path": [str(repo)],
+        "test_files": ["tests/test_mod.py"],
+        "target_files": ["pkg/mod.py"],
+        "pytest_args": ["--tb=native"],
+        "jobs": jobs,
+        "result_path": str(tmp_path / "result.json"),
+    }
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    res = subprocess.run(
+        [RunnerEnv().python, str(runner), str(tmp_path / "plan.json")],
+        cwd=repo,
+        env={**RunnerEnv(pythonpath=(site,)).environment(), "PATH": os.environ.get("PATH", "")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads((tmp_path / "result.json").read_text())["jobs"]
+
+
+def _diff(call: str, args: dict[str, str], variant: dict[str, Any], n: int = 100) -> dict:
+    return {
+        "id": "d",
+        "kind": "differential",
+        "spec": {"setup": "from pkg import mod", "call": call, "args": args},
+        "variant": variant,
+        "max_examples": n,
+        "test_name": "test_d",
+        "timeout": 120,
+    }
+
+
+TEXT_OR_BYTES = "st.one_of(st.text(max_size=3), st.binary(max_size=3), st.none(), st.integers())"
+_GOLD = {"id": "gold", "kind": "tests", "coverage": True, "durations": True, "timeout": 60}
+_EXPLORE_BUFFERS = {
+    "id": "buffers",
+    "kind": "explore",
+    "spec": {
+        "setup": "from pkg import mod",
+        "call": "mod.size(s)",
+        "args": {"s": "st.one_of(st.binary(min_size=1, max_size=2).map(bytearray), "
+                      "st.just(memoryview(b'ab')))"},
+    },
+    "max_examples": 40,
+    "max_tests": 10,
+    "test_name": "test_e",
+    "uncovered_from": {"job": "gold", "targets": {"pkg/mod.py": [15, 16]}},
+    "timeout": 120,
+}  # fmt: skip
+_EXPLORE_OPAQUE = {
+    "id": "opaque",
+    "kind": "explore",
+    "spec": {"setup": "from pkg import mod", "call": "mod.opaque(o)", "args": {"o": "st.builds(object)"}},
+    "max_examples": 10,
+    "max_tests": 5,
+    "test_name": "test_o",
+    "uncovered_from": {"job": "gold", "targets": {"pkg/mod.py": [19, 20]}},
+    "timeout": 120,
+}  # fmt: skip
+_JOBS = [
+    _GOLD,
+    {**_diff("mod.to_bytes(s)", {"s": TEXT_OR_BYTES},
+             _variant('raise TypeError("not text or bytes")', 'raise AttributeError("no")')),
+     "id": "exc_type"},
+    _EXPLORE_BUFFERS,
+    _EXPLORE_OPAQUE,
+    {**_diff("mod.to_bytes(s, encoding=enc)",
+             {"s": "st.text(max_size=3)", "enc": "st.sampled_from(['utf-8', 'latin-1'])"},
+             _variant('def to_bytes(s, encoding="utf-8"):', 'def to_bytes(s, encoding="ascii"):')),
+     "id": "default"},
+    {**_diff("mod.add_key(d, k)",
+             {"d": "st.dictionaries(st.sampled_from('ab'), st.integers(0, 3), max_size=2)",
+              "k": "st.sampled_from('ab')"},
+             _variant("    out = dict(d)\n", "    out = d\n")),
+     "id": "mutation"},
+    {**_diff("mod.to_bytes(s)", {"s": TEXT_OR_BYTES},
+             _variant('raise TypeError("not text or bytes")', "return None")),
+     "id": "swallowed"},
+    {**_diff("mod.to_bytes(s)", {"s": "st.binary(max_size=3)"},
+             _variant("if isinstance(s, bytes):", "if type(s) is bytes:")),
+     "id": "subclass"},
+    {"id": "default_mutant", "kind": "tests", "timeout": 60,
+     "variant": _variant("def add_key(d, k, default=0):", "def add_key(d, k, default=1):"),
+     "select_from": {"job": "gold", "lines": {"pkg/mod.py": [9]},
+                     "import_time": {"pkg/mod.py": [1, 9, 15, 19]}}},
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory, site) -> dict[str, Any]:
+    """Every job below in one plan: one pytest collection, each job in its own child."""
+    return _run(tmp_path_factory.mktemp("oracle"), _JOBS, site)
+
+
+# ---------------------------------------------------------------------- item 1: exception types
+def test_exception_types_are_compared_and_emitted(jobs):
+    r = jobs["exc_type"]
+    assert r.get("disagreement"), r
+    assert "pytest.raises(TypeError)" in r["test"]
+    assert "pytest.raises(Exception)" not in r["test"]
+
+
+# ------------------------------------------------------------ item 2: every domain value as code
+def test_every_domain_value_becomes_test_code(jobs):
+    code = "\n".join(t["test"] for t in jobs["buffers"]["tests"])
+    assert "bytearray(b'" in code and "memoryview(b'ab')" in code, code
+    assert jobs["buffers"].get("unexpressible", {}) == {}
+    # a value with no expression is counted and reported, by type
+    assert jobs["opaque"]["unexpressible"].get("object", 0) >= 1, jobs["opaque"]
+
+
+# ------------------------------------------------- item 3: what the oracle observes about a call
+def test_optional_arguments_are_omitted_signature_aware(jobs):
+    r = jobs["default"]
+    assert r.get("disagreement"), r
+    assert "mod.to_bytes(s)" in r["test"]
+
+
+def test_mutation_of_the_callers_input_is_compared(jobs):
+    r = jobs["mutation"]
+    assert r.get("disagreement"), r
+    assert "_swe_abs_norm(d)" in r["test"]  # the emitted test checks the input after the call
+
+
+def test_raised_versus_returned_is_a_disagreement(jobs):
+    r = jobs["swallowed"]
+    assert r.get("disagreement"), r
+    assert "pytest.raises(TypeError)" in r["test"]
+
+
+def test_subclass_instances_of_declared_types_are_drawn(jobs):
+    r = jobs["subclass"]
+    assert r.get("disagreement"), r
+    assert "_SweAbsBytes(b" in r["test"]
+
+
+# ------------------------------------------------ item 4: import-time lines and per-test coverage
+def test_default_argument_mutant_runs_the_tests_that_import_the_module(jobs):
+    r = jobs["default_mutant"]
+    assert not r.get("no_tests"), r
+    assert set(r["ran"]) == set(jobs["gold"]["status"])  # every test imports the module
