@@ -24,8 +24,8 @@ class PipelineConfig:
     judge_repeats: int = 1
     retries: int = 3
     differential_examples: int = 200
-    explore_examples: int = 150
-    explore_tests: int = 10
+    explore_examples: int = 300
+    explore_tests: int = 25
     flaky_reruns: int = 3
     job_timeout: float = 60.0
     mutant_timeout: float = 10.0
