@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import io
 import tarfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,9 +21,10 @@ from inspect_ai import Task, task
 from inspect_ai.util import SandboxEnvironmentSpec
 
 from harness.records import task_metadata
-from methods.swe_abs import PipelineConfig
+from methods.swe_abs import Instance, PipelineConfig
 from tasks.swe_abs.dataset import instance_to_sample, load_source, project_of
 from tasks.swe_abs.fetch import require_site, sdist_archive
+from tasks.swe_abs.outside import CandidateSets, with_outside_candidates
 from tasks.swe_abs.scorer import swe_abs_scorer
 from tasks.swe_abs.solver import swe_abs_solver
 
@@ -31,22 +34,194 @@ _REPO = Path(__file__).resolve().parents[2]
 TestsFrom = Literal["model_free", "model", "both", "none"]
 MutantsFrom = Literal["operators", "model", "both"]
 
-DEVIATIONS = [
-    "offline_instances: 31 instances on pinned sdists (six, inflection, toolz, tabulate, "
-    "python-slugify, boltons; flask's pallets__flask-5014 rebuilt on the Flask 2.3.0 sdist), "
-    "not SWE-bench Verified's 500 Docker images; 30 of them have hand-written bugs whose fix is "
-    "the sdist's own function",
-    "python_ast_slice: the slice is computed on Python's ast (def/use per statement, "
-    "flow-insensitive within its region) instead of tree-sitter",
-    "coverage_py: slice coverage from coverage.py with one context per test; import-time lines "
-    "(def/class headers, module-level code) count as executed, as in the paper's trace run",
-    "warm_runner: tests run in one warm pytest process per sandbox command, each variant in a "
-    "forked child with the changed functions' code swapped in (untrusted model patches run in "
-    "a fresh tree and process instead)",
-    "candidates_hand_written: the leaderboard's 30 agents' patches are replaced by hand-written "
-    "candidates per instance (>= 1 correct re-implementation, >= 2 wrong) and the model under "
-    "test's own patch",
-]
+
+@dataclass(frozen=True)
+class Deviation:
+    """A recorded deviation from the paper: its text, when the run's configuration has it."""
+
+    text: str
+    applies: Callable[[SweAbsConfig], bool] = lambda _cfg: True
+
+    def render(self, cfg: SweAbsConfig) -> str:
+        return self.text.format(cfg=cfg)
+
+
+DEVIATIONS: tuple[Deviation, ...] = (
+    Deviation(
+        "offline_instances: 31 instances on pinned sdists (six, inflection, toolz, tabulate, "
+        "python-slugify, boltons; flask's pallets__flask-5014 rebuilt on the Flask 2.3.0 sdist), "
+        "not SWE-bench Verified's 500 Docker images; 30 of them have hand-written bugs whose fix "
+        "is the sdist's own function",
+        lambda cfg: cfg.dataset_file is None,  # SWE-bench records from a file are not ours
+    ),
+    Deviation(
+        "python_ast_slice: the slice is computed on Python's ast (def/use per statement, "
+        "flow-insensitive within its region) instead of tree-sitter"
+    ),
+    Deviation(
+        "coverage_py: slice coverage from coverage.py with one context per test; import-time "
+        "lines (def/class headers, module-level code) count as executed, as in the paper's trace "
+        "run"
+    ),
+    Deviation(
+        "warm_runner: tests run in one warm pytest process per sandbox command, each variant in a "
+        "forked child with the changed functions' code swapped in (untrusted model patches run "
+        "in a fresh tree and process instead)"
+    ),
+    Deviation(
+        "candidates_hand_written: the leaderboard's 30 agents' patches are replaced by "
+        "hand-written candidates per instance (>= 1 correct re-implementation, >= 2 wrong) and "
+        "the model under test's own patch"
+    ),
+    Deviation(
+        "model_free_tests: besides (or instead of) the model test writer, tests come from "
+        "Hypothesis: characterisation tests of the gold patch (stage 1) and the first "
+        "disagreement with a surviving mutant (stage 3), each input domain hand-written per "
+        "instance",
+        lambda cfg: cfg.tests_from in ("model_free", "both"),
+    ),
+    Deviation(
+        "operator_mutants: mutants are mutmut-family operator mutants of the gold hunks, not "
+        "LLM-written",
+        lambda cfg: cfg.mutants_from == "operators",
+    ),
+    Deviation(
+        "judge_repeats={cfg.judge_repeats} (paper: 3 per judge model)",
+        lambda cfg: cfg.judge_repeats != 3 and cfg.mutants_from != "operators",
+    ),
+)
+_TESTS_FROM = {
+    "model_free": {"differential", "explore"},
+    "model": {"model"},
+    "none": set(),
+    "both": {"differential", "explore", "model"},
+}
+_MUTANTS_FROM = {"operators": {"operators"}, "model": {"model"}, "both": {"operators", "model"}}
+
+
+@dataclass(frozen=True)
+class SweAbsConfig:
+    """The task's parameters, built once from the ``@task`` arguments (same names).
+
+    instances: comma-separated instance ids (default: all). projects: comma-separated projects
+    (toolz, six, inflection, tabulate, python-slugify, boltons, flask). dataset_file: a
+    SWE-bench-format JSON/JSONL/Parquet file or hub dataset (``hf://princeton-nlp/SWE-bench_Verified``
+    = its pinned commit) instead of the bundled instances. candidates: which candidate sets are
+    graded: ``own`` (the instances' own), ``outside`` (only the outside set, written apart from
+    this project's generator, on the instances it covers), ``all`` (both, on those instances). solver: model (the model under test writes a patch, graded
+    before/after) or none. tests_from: new tests from the model-free generators (differential +
+    explore), the model (tester role), both, or none. mutants_from: operator mutants of the
+    patched hunks, model-written (judged), or both. mutate_scope: where operator mutants go: the
+    gold hunks (paper), the changed lines, the slice. max_mutants: operator mutants per instance
+    (a seeded sample beyond this). model_mutants: model-written mutants per instance (paper: 2).
+    judge_repeats: equivalence-judge verdicts per model mutant (paper: 3). retries: tries per
+    phase of the model test writer (paper: 3). solver_attempts: the solver's tries.
+    flaky_reruns: gold runs of the new suite (a test whose status varies is flaky, excluded).
+    differential_examples: Hypothesis examples per surviving mutant. explore_examples: examples
+    of the characterisation search. explore_tests: characterisation tests kept per instance.
+    max_tokens: generation cap of every model call. test_timeout: seconds for one test run of
+    one variant (a mutant gets 10x its covering tests' clean time + 1 s, at most this).
+    sandbox: bwrap (default), docker or local (no isolation; debugging only). repo_dir: where a
+    SWE-bench image holds the repository at its base commit. memory_mb: the sandbox's memory
+    limit. sample_time_limit: seconds per instance. seed: seeds the mutant sample.
+    """
+
+    instances: str | None = None
+    projects: str | None = None
+    dataset_file: str | None = None
+    candidates: CandidateSets = "own"
+    solver: Literal["model", "none"] = "model"
+    tests_from: TestsFrom = "model_free"
+    mutants_from: MutantsFrom = "operators"
+    mutate_scope: Literal["hunks", "changed", "slice"] = "hunks"
+    max_mutants: int = 40
+    model_mutants: int = 2
+    judge_repeats: int = 1
+    retries: int = 3
+    solver_attempts: int = 1
+    flaky_reruns: int = 3
+    differential_examples: int = 200
+    explore_examples: int = 300
+    explore_tests: int = 25
+    max_tokens: int = 1024
+    test_timeout: int = 60
+    sandbox: Literal["bwrap", "docker", "local"] = "bwrap"
+    repo_dir: str = "/testbed"
+    memory_mb: int = 2048
+    sample_time_limit: int = 3600
+    seed: int = 0
+
+    def pipeline(self) -> PipelineConfig:
+        return PipelineConfig(
+            mutate_scope=self.mutate_scope,
+            max_mutants=self.max_mutants,
+            tests_from=frozenset(_TESTS_FROM[self.tests_from]),
+            mutants_from=frozenset(_MUTANTS_FROM[self.mutants_from]),
+            model_mutants=self.model_mutants,
+            judge_repeats=self.judge_repeats,
+            retries=self.retries,
+            differential_examples=self.differential_examples,
+            explore_examples=self.explore_examples,
+            explore_tests=self.explore_tests,
+            flaky_reruns=self.flaky_reruns,
+            job_timeout=float(self.test_timeout),
+            mutant_timeout=float(self.test_timeout),
+            candidate_timeout=max(4 * self.test_timeout, 120),
+            seed=self.seed,
+        )
+
+    def deviations(self) -> list[str]:
+        return [d.render(self) for d in DEVIATIONS if d.applies(self)]
+
+    def load(self) -> tuple[list[Instance], str, str]:
+        """The chosen instances (checked, their sdists present), their source and its hash."""
+        loaded, source, source_hash = load_source(self.dataset_file)
+        loaded, source, source_hash = with_outside_candidates(
+            loaded, source, source_hash, self.candidates
+        )
+        if self.instances:
+            wanted = [i.strip() for i in self.instances.split(",") if i.strip()]
+            unknown = sorted(set(wanted) - {i.instance_id for i in loaded})
+            if unknown:
+                raise ValueError(f"swe_abs: unknown instance ids {unknown} in {source}")
+            loaded = [i for i in loaded if i.instance_id in wanted]
+        if self.projects:
+            names = {p.strip().lower() for p in self.projects.split(",") if p.strip()}
+            loaded = [i for i in loaded if project_of(i) in names]
+        for req in sorted(
+            {i.base_commit[6:] for i in loaded if i.base_commit.startswith("sdist:")}
+        ):
+            sdist_archive(req)  # fails at once, naming the set-up step, when not fetched
+        return loaded, source, source_hash
+
+    def solver_for(self, loaded: list[Instance], site: Path) -> Any:
+        return swe_abs_solver(
+            {i.instance_id: i for i in loaded},
+            self.pipeline(),
+            solve=self.solver == "model",
+            solver_attempts=self.solver_attempts,
+            model_roles=self.tests_from in ("model", "both")
+            or self.mutants_from in ("model", "both"),
+            max_tokens=self.max_tokens,
+            site=str(site),
+            provision="bind" if self.sandbox == "bwrap" else "copy",
+            site_tar=None if self.sandbox == "bwrap" else _site_tar(site),
+            repo_dir=self.repo_dir,
+        )
+
+    def metadata(self, source: str, source_hash: str, n: int) -> dict[str, Any]:
+        return task_metadata(
+            dataset_source=source,
+            dataset_hash=source_hash,
+            deviations=self.deviations(),
+            generated=False,
+            instances=n,
+            solver=self.solver,
+            tests_from=self.tests_from,
+            mutants_from=self.mutants_from,
+            sandbox=self.sandbox,
+            candidates=self.candidates,
+        )
 
 
 def _site_tar(site: Path) -> bytes:
@@ -77,6 +252,7 @@ def swe_abs(
     instances: str | None = None,
     projects: str | None = None,
     dataset_file: str | None = None,
+    candidates: CandidateSets = "own",
     solver: Literal["model", "none"] = "model",
     tests_from: TestsFrom = "model_free",
     mutants_from: MutantsFrom = "operators",
@@ -98,128 +274,22 @@ def swe_abs(
     sample_time_limit: int = 3600,
     seed: int = 0,
 ) -> Task:
-    """SWE-ABS strengthening and re-evaluation over SWE-bench-format instances.
-
-    Args:
-        instances: comma-separated instance ids (default: all).
-        projects: comma-separated projects (toolz, six, inflection, tabulate, python-slugify,
-            boltons, flask).
-        dataset_file: a SWE-bench-format JSON/JSONL/Parquet file or hub dataset
-            (``hf://princeton-nlp/SWE-bench_Verified`` = its pinned commit) instead of the
-            bundled instances.
-        solver: model (the model under test writes a patch, graded before/after) or none.
-        tests_from: new tests from the model-free generators (differential + explore), the
-            model (tester role), both, or none (mutants and re-grading only).
-        mutants_from: operator mutants of the patched hunks, model-written (judged), or both.
-        mutate_scope: where operator mutants go: the gold hunks (paper), the changed lines, the slice.
-        max_mutants: operator mutants per instance (a seeded sample beyond this).
-        model_mutants: model-written mutants per instance (paper: 2).
-        judge_repeats: equivalence-judge verdicts per model mutant (paper: 3).
-        retries: tries per phase of the model test writer (paper: 3).
-        solver_attempts: the solver's tries (feedback: malformed patch, the existing tests).
-        flaky_reruns: gold runs of the new suite; a test whose status varies is flaky, excluded.
-        differential_examples: Hypothesis examples per surviving mutant.
-        explore_examples: Hypothesis examples of the characterisation search.
-        explore_tests: characterisation tests kept per instance.
-        max_tokens: generation cap of every model call.
-        test_timeout: seconds for one test run of one variant (a candidate that hangs or forks
-            without end is stopped there and scored); a mutant gets 10x its covering tests'
-            clean time + 1 s, at most this.
-        sandbox: bwrap (default), docker or local (no isolation; debugging only).
-        repo_dir: where a SWE-bench image holds the repository at its base commit (records
-            whose base_commit is not an offline sdist); the bundled instances carry their own tree.
-        memory_mb: the sandbox's memory limit.
-        sample_time_limit: seconds per instance.
-        seed: seeds the mutant sample.
-    """
-    loaded, source, source_hash = load_source(dataset_file)
-    if instances:
-        wanted = [i.strip() for i in instances.split(",") if i.strip()]
-        unknown = sorted(set(wanted) - {i.instance_id for i in loaded})
-        if unknown:
-            raise ValueError(f"swe_abs: unknown instance ids {unknown} in {source}")
-        loaded = [i for i in loaded if i.instance_id in wanted]
-    if projects:
-        names = {p.strip().lower() for p in projects.split(",") if p.strip()}
-        loaded = [i for i in loaded if project_of(i) in names]
-    for req in sorted({i.base_commit[6:] for i in loaded if i.base_commit.startswith("sdist:")}):
-        sdist_archive(req)  # fails at once, naming the set-up step, when not fetched
+    """SWE-ABS strengthening and re-evaluation (parameters: see :class:`SweAbsConfig`)."""
+    cfg = SweAbsConfig(**{k: v for k, v in locals().items() if k in _FIELDS})
+    loaded, source, source_hash = cfg.load()
     site = require_site()
-    config = PipelineConfig(
-        mutate_scope=mutate_scope,
-        max_mutants=max_mutants,
-        tests_from=frozenset(
-            {
-                "model_free": {"differential", "explore"},
-                "model": {"model"},
-                "none": set(),
-                "both": {"differential", "explore", "model"},
-            }[tests_from]
-        ),
-        mutants_from=frozenset(
-            {"operators": {"operators"}, "model": {"model"}, "both": {"operators", "model"}}[
-                mutants_from
-            ]
-        ),
-        model_mutants=model_mutants,
-        judge_repeats=judge_repeats,
-        retries=retries,
-        differential_examples=differential_examples,
-        explore_examples=explore_examples,
-        explore_tests=explore_tests,
-        flaky_reruns=flaky_reruns,
-        job_timeout=float(test_timeout),
-        mutant_timeout=float(test_timeout),
-        candidate_timeout=max(4 * test_timeout, 120),
-        seed=seed,
-    )
-    # SWE-bench records from dataset_file are not the bundled offline instances
-    deviations = [
-        d for d in DEVIATIONS if dataset_file is None or not d.startswith("offline_instances")
-    ]
-    if tests_from in ("model_free", "both"):
-        deviations.append(
-            "model_free_tests: besides (or instead of) the model test writer, tests come from "
-            "Hypothesis: characterisation tests of the gold patch (stage 1) and the first "
-            "disagreement with a surviving mutant (stage 3), each input domain hand-written per instance"
-        )
-    if mutants_from == "operators":
-        deviations.append(
-            "operator_mutants: mutants are mutmut-family operator mutants of the gold hunks, not LLM-written"
-        )
-    if judge_repeats != 3 and mutants_from != "operators":
-        deviations.append(f"judge_repeats={judge_repeats} (paper: 3 per judge model)")
-    dataset = [instance_to_sample(i) for i in loaded]
     return Task(
-        dataset=dataset,
-        solver=swe_abs_solver(
-            {i.instance_id: i for i in loaded},
-            config,
-            solve=solver == "model",
-            solver_attempts=solver_attempts,
-            model_roles=tests_from in ("model", "both") or mutants_from in ("model", "both"),
-            max_tokens=max_tokens,
-            site=str(site),
-            provision="bind" if sandbox == "bwrap" else "copy",
-            site_tar=None if sandbox == "bwrap" else _site_tar(site),
-            repo_dir=repo_dir,
-        ),
+        dataset=[instance_to_sample(i) for i in loaded],
+        solver=cfg.solver_for(loaded, site),
         scorer=swe_abs_scorer(),
-        sandbox=_sandbox_spec(sandbox, site, memory_mb),
-        time_limit=sample_time_limit,
+        sandbox=_sandbox_spec(cfg.sandbox, site, cfg.memory_mb),
+        time_limit=cfg.sample_time_limit,
         version=TASK_VERSION,
-        metadata=task_metadata(
-            dataset_source=source,
-            dataset_hash=source_hash,
-            deviations=deviations,
-            generated=False,
-            instances=len(loaded),
-            solver=solver,
-            tests_from=tests_from,
-            mutants_from=mutants_from,
-            sandbox=sandbox,
-        ),
+        metadata=cfg.metadata(source, source_hash, len(loaded)),
     )
+
+
+_FIELDS = frozenset(SweAbsConfig.__dataclass_fields__)
 
 
 # `make run`: one instance, the embedded model solves it (one attempt, a short reply: the reply

@@ -1,0 +1,59 @@
+"""The task's parameters as one frozen config (the ``@task`` function stays short and keeps its
+parameters), deviations declared as data, and the outside candidate set's loader."""
+
+from __future__ import annotations
+
+import inspect
+import json
+
+import pytest
+
+from tasks.swe_abs import task as task_module
+from tasks.swe_abs.outside import OutsideFormatError, load_outside, with_outside_candidates
+from tasks.swe_abs.task import SweAbsConfig
+
+
+def test_task_function_is_short_and_its_parameters_are_the_config():
+    source = inspect.getsource(task_module.swe_abs)
+    assert len(source.splitlines()) <= 40
+    params = inspect.signature(task_module.swe_abs).parameters
+    fields = SweAbsConfig.__dataclass_fields__
+    assert list(params) == list(fields)
+    assert {k: p.default for k, p in params.items()} == {k: f.default for k, f in fields.items()}
+
+
+def test_deviations_follow_the_configuration():
+    names = [d.split(":")[0].split("=")[0] for d in SweAbsConfig().deviations()]
+    assert names == ["offline_instances", "python_ast_slice", "coverage_py", "warm_runner",
+                     "candidates_hand_written", "model_free_tests", "operator_mutants"]  # fmt: skip
+    other = SweAbsConfig(dataset_file="x.jsonl", tests_from="model", mutants_from="both")
+    texts = other.deviations()
+    assert not any(t.startswith(("offline_instances", "model_free", "operator_")) for t in texts)
+    assert "judge_repeats=1 (paper: 3 per judge model)" in texts
+    cfg = SweAbsConfig(tests_from="both", explore_tests=7).pipeline()
+    assert cfg.tests_from == {"differential", "explore", "model"} and cfg.explore_tests == 7
+
+
+def test_outside_candidates_load_apart_from_the_own_ones():
+    from tasks.swe_abs.dataset import load_source
+
+    outside = load_outside()
+    assert len(outside) >= 12
+    every = [c for cands in outside.values() for c in cands]
+    assert all(c.origin == "outside" and not c.trusted for c in every)
+    assert {c.kind for c in every} == {"wrong", "correct"}
+    loaded, source, digest = load_source(None)
+    only, src, h = with_outside_candidates(loaded, source, digest, "outside")
+    assert {i.instance_id for i in only} == set(outside) and "outside_candidates" in src
+    assert all(c.origin == "outside" for i in only for c in i.candidates)
+    both, _, _ = with_outside_candidates(loaded, source, digest, "all")
+    assert all({c.origin for c in i.candidates} == {"own", "outside"} for i in both)
+    assert with_outside_candidates(loaded, source, digest, "own")[0] is loaded
+
+
+def test_a_malformed_outside_record_is_named(tmp_path):
+    bad = tmp_path / "o.jsonl"
+    bad.write_text(json.dumps({"instance_id": "x", "candidate_id": "c", "kind": "maybe",
+                               "patch": "--- a\n"}) + "\n")  # fmt: skip
+    with pytest.raises(OutsideFormatError, match=r"o.jsonl:1: kind 'maybe'"):
+        load_outside(bad)
