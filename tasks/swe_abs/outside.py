@@ -2,7 +2,8 @@
 that saw only each instance (issue text, code, tests), never this project's generator
 (``data/outside_candidates.jsonl``, described in ``data/OUTSIDE.md``). It is frozen data: the
 generator is not tuned on it, and its rejection rates are reported apart from the project's own
-candidates (``candidates=outside`` grades it alone, ``candidates=all`` beside the own ones).
+candidates (``candidates=outside`` grades it alone on the instances it covers, ``candidates=all`` beside
+the own ones on every instance).
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -55,8 +56,9 @@ def with_outside_candidates(
     loaded: list[Instance], source: str, source_hash: str, sets: CandidateSets, path: Path = OUTSIDE
 ) -> tuple[list[Instance], str, str]:
     """The instances with the candidate sets asked for: ``own`` unchanged; ``outside`` only the
-    instances the outside set covers, with only its candidates; ``all`` those instances with
-    both. The source names the file and the hash covers it."""
+    instances the outside set covers, with only its candidates; ``all`` every instance with its
+    own candidates and, where it has them, the outside ones (every candidate the project
+    ships). The source names the file and the hash covers it."""
     if sets == "own":
         return loaded, source, source_hash
     outside = load_outside(path)
@@ -65,9 +67,10 @@ def with_outside_candidates(
         raise OutsideFormatError(f"{path}: instance ids not in {source}: {unknown}")
     chosen = []
     for inst in loaded:
-        if inst.instance_id not in outside:
+        if sets == "outside" and inst.instance_id not in outside:
             continue
         own = inst.candidates if sets == "all" else ()
-        chosen.append(dataclasses.replace(inst, candidates=(*own, *outside[inst.instance_id])))
+        extra = tuple(outside.get(inst.instance_id, ()))
+        chosen.append(dataclasses.replace(inst, candidates=(*own, *extra)))
     digest = hashlib.sha256((source_hash + path.read_text(encoding="utf-8")).encode()).hexdigest()
     return chosen, f"{source} + tasks/swe_abs/data/{path.name}", digest[:16]

@@ -1,6 +1,7 @@
 """Over every bundled instance, one run of the model-free strengthening (small budgets, shared by
 the tests below): the gold patch resolves its instance and the base does not, no correct
-candidate patch is ever rejected — by the original tests or by the strengthened ones — and the
+candidate patch the project ships (its own and the outside set's, ``candidates=all``) is ever
+rejected — by the original tests or by the strengthened ones — and the
 strengthened tests do reject wrong patches. A scripted solver answers every instance: a correct
 fix for the clamp instance (graded before and after the strengthening), prose elsewhere (a
 format failure, scored with its reason)."""
@@ -21,6 +22,7 @@ BUDGET: dict[str, Any] = {
     "explore_examples": 30,
     "explore_tests": 4,
     "flaky_reruns": 2,
+    "candidates": "all",
 }
 
 
@@ -68,6 +70,12 @@ def test_no_correct_candidate_is_ever_rejected(all_run):
                 problems.append((sid, c["system"], c["problem"], c["new_failed"],
                                  c["f2p_failed"], c["p2p_failed"]))  # fmt: skip
     assert problems == [] and n_correct >= len(samples)
+    from tasks.swe_abs.outside import load_outside
+
+    shipped = sum(c.kind == "correct" for cands in load_outside().values() for c in cands)
+    graded = sum(c["kind"] == "correct" and c.get("origin") == "outside"
+                 for s in samples.values() for c in s.metadata["swe_abs"]["outcome"]["candidates"])  # fmt: skip
+    assert graded == shipped
     assert log.results.scores[0].metrics["correct_rejected"].value == 0.0
 
 
