@@ -58,6 +58,9 @@ def _restrict():
     _prctl(_PR_SET_DUMPABLE, 0)
     if os.getuid() != 0:
         raise SystemExit("docker_api exec server: must start as the container's root")
+    with open("/proc/sys/fs/suid_dumpable") as f:
+        if f.read().strip() == "1":  # a process would stay dumpable across setresuid
+            raise SystemExit("docker_api exec server: the host's fs.suid_dumpable is 1; set 0 or 2")
     for cap in range(64):
         if _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != errno.EINVAL:
             raise OSError(ctypes.get_errno(), "PR_CAPBSET_DROP %d" % cap)
@@ -132,38 +135,28 @@ def _as_sample_fs():
     if _libc.setfsuid(UID) != UID:
         raise OSError(errno.EPERM, "setfsuid")
 
-def _child_exec(req, fds, err_w):
-    stage = "exec"
+def _spawn(req):
+    # the child is forked by _posixsubprocess (C: no Python code runs in it, so it touches few
+    # pages) with the server's file-system uid set to the sample's: its chdir is checked as the
+    # sample; then setsid, no supplementary groups, setregid/setreuid to the sample, exec
+    import subprocess
+    _as_sample_fs()
     try:
-        os.setsid()
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-        os.closerange(3, err_w); os.closerange(err_w + 1, 1 << 16)
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT):
-            signal.signal(sig, signal.SIG_DFL)
-        os.setgroups([]); os.setresgid(UID, UID, UID)
-        _as_sample_fs()
-        stage = "cwd"
-        os.chdir(req["cwd"])
-        stage = "exec"
-        os.setresuid(UID, UID, UID)
-        os.execvpe(req["argv"][0], req["argv"], req["env"])
-    except BaseException as ex:
-        code = getattr(ex, "errno", None) or errno.EINVAL
-        name = getattr(ex, "filename", None)
-        try:
-            os.write(err_w, json.dumps({"stage": stage, "errno": code, "filename": name,
-                                        "message": os.strerror(code)}).encode())
-        finally:
-            os._exit(127)
+        return subprocess.Popen(
+            req["argv"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            bufsize=0, cwd=req["cwd"], env=req["env"], start_new_session=True, close_fds=True,
+            user=UID, group=UID, extra_groups=[],
+        )
+    finally:
+        _libc.setfsuid(0); _libc.setfsgid(0)
 
-def _spawn_failed(req, info):
-    code = info["errno"]
-    if info["stage"] == "cwd":
-        msg, rc = "cannot change to working directory %s: %s\n" % (req["cwd"], info["message"]), 126
+def _spawn_failed(req, ex):
+    message = ex.strerror or str(ex)
+    if ex.filename == req["cwd"]:
+        msg, rc = "cannot change to working directory %s: %s\n" % (req["cwd"], message), 126
     else:
-        rc = 127 if code in (errno.ENOENT, errno.ENOTDIR) else 126
-        msg = "%s: %s\n" % (req["argv"][0], info["message"])
+        rc = 127 if ex.errno in (errno.ENOENT, errno.ENOTDIR) else 126
+        msg = "%s: %s\n" % (req["argv"][0], message)
     err = msg.encode()
     _reply({"id": req["id"], "status": "ok", "returncode": rc, "out_len": 0, "err_len": len(err)}, err)
 
@@ -174,25 +167,14 @@ def _available(fd):
     return buf.value
 
 def _exec(req, payload):
-    in_r, in_w = os.pipe(); out_r, out_w = os.pipe(); err_r, err_w = os.pipe()
-    status_r, status_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        _child_exec(req, (in_r, out_w, err_w), status_w)
-    for fd in (in_r, out_w, err_w, status_w):
-        os.close(fd)
-    failed = b""
-    while True:
-        chunk = os.read(status_r, 4096)
-        if not chunk:
-            break
-        failed += chunk
-    os.close(status_r)
-    if failed:
-        os.waitpid(pid, 0)
-        for fd in (in_w, out_r, err_r):
-            os.close(fd)
-        return _spawn_failed(req, json.loads(failed))
+    try:
+        proc = _spawn(req)
+    except OSError as ex:
+        return _spawn_failed(req, ex)
+    except (ValueError, TypeError) as ex:  # e.g. a NUL byte in argv or env
+        return _spawn_failed(req, OSError(errno.EINVAL, str(ex)))
+    pid = proc.pid
+    in_w, out_r, err_r = proc.stdin.fileno(), proc.stdout.fileno(), proc.stderr.fileno()
     try:
         pidfd = os.pidfd_open(pid)
     except (AttributeError, OSError):
@@ -203,7 +185,7 @@ def _exec(req, payload):
         os.set_blocking(fd, False)
     pending = memoryview(payload)
     if not pending:
-        os.close(in_w); in_w = None
+        proc.stdin.close(); in_w = None
     status, rc = "ok", None
     poller = select.poll()
     for fd in bufs:
@@ -244,7 +226,7 @@ def _exec(req, payload):
                 except BrokenPipeError:
                     pending = pending[:0]
                 if not pending:
-                    poller.unregister(in_w); os.close(in_w); in_w = None
+                    poller.unregister(in_w); proc.stdin.close(); in_w = None
             elif fd in LEFTOVER:
                 _drain([fd])
                 if fd not in LEFTOVER:
@@ -272,13 +254,14 @@ def _exec(req, payload):
         rc = 137
     if pidfd is not None:
         os.close(pidfd)
+    proc.returncode = rc  # reaped here; Popen must not wait for it again
     if in_w is not None:
-        os.close(in_w)
-    for fd in bufs:
+        proc.stdin.close()
+    for stream in (proc.stdout, proc.stderr):
+        fd = stream.fileno()
         if rc is not None and status == "ok" and not _at_eof(fd):
-            LEFTOVER.add(fd)  # background processes hold it: drain and discard later
-        else:
-            os.close(fd)
+            LEFTOVER.add(os.dup(fd))  # background processes hold it: drain and discard later
+        stream.close()
     if status == "hangup":
         raise SystemExit(0)
     if rc < 0:
