@@ -124,13 +124,14 @@ SAMPLE_DIRS = (WORKDIR, "/tmp")
 # command: enter the caller's cwd there, so it is resolved with the sample's rights and its view
 # of the jail (never by bwrap or the server, which still hold capabilities and descriptors of the
 # host), and refuse it unless it physically lies in the sample's folders (a symlink planted by the
-# sample may point anywhere). dash builtins only.
+# sample may point anywhere). dash builtins only, no subshell: `cd -P` sets $PWD to the physical
+# path (getcwd), so no pipe exists that another process could write a fake path into.
 ENTER_CWD = r"""
 cd -P -- "$1" 2>/dev/null \
   || { printf 'bwrap sandbox: cwd %s: no such directory\n' "$1" >&2; exit 1; }
-case $(pwd -P) in /workspace|/workspace/*|/tmp|/tmp/*) ;; *)
+case $PWD in /workspace|/workspace/*|/tmp|/tmp/*) ;; *)
   printf "bwrap sandbox: cwd %s leads to %s, outside the sample's folders (/workspace, /tmp)\n" \
-    "$1" "$(pwd -P)" >&2; exit 1;;
+    "$1" "$PWD" >&2; exit 1;;
 esac
 shift; exec "$@"
 """

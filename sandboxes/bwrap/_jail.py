@@ -168,18 +168,26 @@ class PersistentJail:
         output_cap: int,
     ) -> Finished:
         """Run one command through the server. Raises TimeoutError, OutputTooLarge, JailGoneError."""
-        data = input or b""
-        header = json.dumps({
-            "cmd": list(cmd), "cwd": cwd, "env": dict(env), "timeout": timeout,
-            "cap": output_cap, "input_len": len(data),
-        }).encode()  # fmt: skip
+        header = {"op": "exec", "cmd": list(cmd), "cwd": cwd, "env": dict(env),
+                  "timeout": timeout, "cap": output_cap}  # fmt: skip
+        return await self._call(header, input or b"", timeout)
+
+    async def file(
+        self, op: str, path: str, *, data: bytes = b"", cap: int = 0, timeout: float
+    ) -> Finished:
+        """Read (`op="read"`, at most `cap` bytes) or write the file `path` in the server's file
+        helper, as the sample's uid. returncode: 0 or one of _files.py's codes."""
+        return await self._call({"op": op, "path": path, "cap": cap}, data, timeout)
+
+    async def _call(self, header: dict[str, Any], data: bytes, timeout: float) -> Finished:
+        body = json.dumps({**header, "input_len": len(data)}).encode()
         try:
             reader, writer = await asyncio.open_unix_connection(self.socket_path)
         except OSError as ex:
             raise await self._gone_after_exit(ex) from None
         try:
             async with asyncio.timeout(timeout + _ANSWER_SLACK_S):
-                writer.write(struct.pack(">I", len(header)) + header)
+                writer.write(struct.pack(">I", len(body)) + body)
                 if data:
                     writer.write(data)
                 await writer.drain()

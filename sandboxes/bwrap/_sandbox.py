@@ -510,9 +510,24 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     # ---------------------------------------------------------------- files
 
+    async def _jail_file(
+        self, op: str, file: str, data: bytes, cap: int
+    ) -> tuple[int, bytes, bytes]:
+        """A read or write done by the persistent jail's file helper (see _server.py)."""
+        assert self._jail is not None
+        async with concurrency("bwrap-exec", _max_parallel_execs(), visible=False):
+            done = await self._jail.file(
+                op, file, data=data, cap=cap, timeout=self.config.timeout_s
+            )
+        return done.returncode, done.stdout, done.stderr
+
     @override
     async def write_file(self, file: str, contents: str | bytes) -> None:
         data = contents.encode("utf-8") if isinstance(contents, str) else contents
+        if self._jail is not None:  # no process of the sample ever holds the contents
+            rc, _, err = await self._jail_file("write", file, data, 0)
+            raise_for_file_status(rc, file, err.decode("utf-8", errors="replace"))
+            return
         rc, _, err = await self._run(
             ["/bin/sh", "-c", WRITE_SCRIPT, "sh", file], input=data, cwd=None, env=None,
             timeout=self.config.timeout_s, output_cap=1 << 16, use_concurrency=True,
@@ -532,10 +547,14 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             limit_str=SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR, truncated_output=None
         )
         try:
-            rc, out, err = await self._run(
-                ["/bin/sh", "-c", READ_SCRIPT, "sh", file, str(limit)], input=None, cwd=None,
-                env=None, timeout=self.config.timeout_s, output_cap=limit, use_concurrency=True,
-            )  # fmt: skip
+            if self._jail is not None:  # read by the file helper, out of the sample's reach
+                rc, out, err = await self._jail_file("read", file, b"", limit)
+            else:
+                rc, out, err = await self._run(
+                    ["/bin/sh", "-c", READ_SCRIPT, "sh", file, str(limit)], input=None, cwd=None,
+                    env=None, timeout=self.config.timeout_s, output_cap=limit,
+                    use_concurrency=True,
+                )  # fmt: skip
             raise_for_file_status(rc, file, err.decode("utf-8", errors="replace"))
         except (OutputTooLarge, FileTooLarge):
             raise too_big from None

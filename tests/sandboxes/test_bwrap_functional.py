@@ -104,6 +104,31 @@ def test_file_errors(sandbox: BwrapSandboxEnvironment) -> None:
         run(sandbox.read_file("bad.bin"))
 
 
+def test_file_errors_paths_and_modes(sandbox: BwrapSandboxEnvironment) -> None:
+    """The same errors, ownership and modes in both jail modes (persistent mode's file helper
+    and per_exec's scripts): an ancestor that is a file, dangling and looping links, a file
+    without write permission; written files 0644 and folders 0755 of the sample's uid."""
+    run(sandbox.write_file("plain", "x"))
+    with pytest.raises(NotADirectoryError):
+        run(sandbox.read_file("plain/inner"))
+    with pytest.raises(NotADirectoryError):
+        run(sandbox.write_file("plain/inner/f", "x"))
+    run(sandbox.exec(["sh", "-c", "ln -s nowhere dangling; ln -s loop loop; "
+                                  "echo ro > ro; chmod 444 ro"]))  # fmt: skip
+    for path in ("dangling", "loop"):
+        with pytest.raises(FileNotFoundError):
+            run(sandbox.read_file(path))
+    with pytest.raises(PermissionError):
+        run(sandbox.write_file("ro", "x"))
+    run(sandbox.write_file("dangling", "through the link"))  # like `echo > dangling`
+    assert run(sandbox.read_file("nowhere")) == "through the link"
+    run(sandbox.write_file("m/n/f.txt", "x"))
+    modes = run(sandbox.exec(["stat", "-c", "%a %u", "m", "m/n", "m/n/f.txt"])).stdout.split("\n")
+    uid = run(sandbox.exec(["id", "-u"])).stdout.strip()
+    assert modes[:3] == [f"755 {uid}", f"755 {uid}", f"644 {uid}"], modes
+    assert run(sandbox.exec(["sh", "-c", "umask"])).stdout == "0022\n"
+
+
 def test_output_limits(sandbox: BwrapSandboxEnvironment) -> None:
     with override_sandbox_output_limit(10_000):
         with pytest.raises(OutputLimitExceededError) as info:

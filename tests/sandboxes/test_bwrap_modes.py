@@ -160,3 +160,19 @@ def test_persistent_is_one_jail(make_sandbox: Factory, mode: str) -> None:
     second = run(sb.exec(["readlink", "/proc/self/ns/pid"]))
     assert first.success and first.stdout.startswith("pid:["), first
     assert (first.stdout == second.stdout) == (mode == "persistent"), (first, second)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="private uids and gids only when the harness is root")
+def test_each_persistent_command_has_its_own_group(
+    sandbox: BwrapSandboxEnvironment, mode: str
+) -> None:
+    """issue 26.2: a fresh gid per command keeps a background process of an earlier exec (same
+    uid) out of a later command's /proc/<pid>/{environ,fd,mem}; files stay the sample's own."""
+    first = run(sandbox.exec(["sh", "-c", "id -u; id -g; id -G; echo one > f; chmod 600 f"]))
+    second = run(sandbox.exec(["sh", "-c", "id -u; id -g; cat f; echo two >> f; cat f"]))
+    uid, gid1, groups = first.stdout.split("\n")[:3]
+    assert uid == str(sandbox.uid) and groups == gid1, first  # no supplementary groups
+    lines = second.stdout.split("\n")
+    assert lines[0] == uid and lines[2:5] == ["one", "one", "two"], second
+    assert int(gid1) >= 10**9 and int(lines[1]) >= 10**9  # never a system group
+    assert (gid1 != lines[1]) == (mode == "persistent"), (first, second)
