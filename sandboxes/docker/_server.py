@@ -22,12 +22,13 @@ The server holds CAP_SETUID/SETGID (to start each command as the sample's uid) a
 kill a command's tree on a timeout, an output overflow or a hang-up); at start it empties its
 bounding set (CAP_SETPCAP, then dropped) so that nothing it starts can ever regain a capability.
 
-exec: fork; in the child, still root (so no process of the sample can touch it): a new session,
-the command's pipes on 0/1/2, every other descriptor closed, default signal dispositions, no
-supplementary groups, the sample's gid, then the working directory is entered with the sample's
-file-system uid (setfsuid: path resolution and permission checks are the sample's, so a cwd under
-/proc or outside what the sample may enter fails as it would for the sample), then setresuid to
-the sample's uid and exec. The command's result is what it wrote before it exited: on its exit
+exec: `subprocess.Popen` (its child is C code: no Python runs there, so a fork touches few pages)
+with the server's file-system uid set to the sample's for the call: the child, still root (so no
+process of the sample can touch it), puts the command's pipes on 0/1/2, enters the working
+directory with the sample's permission checks (a cwd under /proc or outside what the sample may
+enter fails as it would for the sample), starts a new session, drops supplementary groups, takes
+the sample's gid and uid (the kernel makes it non-dumpable at that change), closes every other
+descriptor and execs. The command's result is what it wrote before it exited: on its exit
 (a pidfd) the server takes exactly the bytes its pipes hold; output that background processes
 write later is drained and discarded between and during later requests.
 

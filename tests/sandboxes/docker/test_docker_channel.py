@@ -113,3 +113,14 @@ def test_property_interferer_changes_no_result(container: Any) -> None:
     # the written files are the sample's own (it may read them on disk); the calls carried them,
     # and the forger must not have seen them there: it never reads the work dir
     _assert_forger_failed(sb, marker, sent)
+
+
+def test_cwd_resolves_with_the_samples_permissions(container: Any) -> None:
+    """The working directory is entered with the sample's permissions (issue 26 §1's lesson): a
+    cwd under /proc that names the server's or init's descriptors or root is refused."""
+    for cwd in ("/proc/self/fd/0", "/proc/self/fd/3", "/proc/1/cwd", "/proc/1/root", "/root"):
+        result = asyncio.run(container.exec(["sh", "-c", "pwd; ls"], cwd=cwd))
+        assert result.returncode == 126, (cwd, result)
+        assert "cannot change to working directory" in result.stderr, (cwd, result)
+    inside = asyncio.run(container.exec(["pwd"], cwd="/tmp"))
+    assert inside.stdout == "/tmp\n", inside
