@@ -78,3 +78,19 @@ def test_background_output_after_return_is_discarded(small_disk: Any) -> None:
         assert (result.returncode, result.stdout) == (0, "done\n"), result
     after = asyncio.run(small_disk.exec(["echo", "still fine"]))
     assert after.stdout == "still fine\n"
+
+
+def test_disk_split_adds_up_and_compose_sums_its_tmpfs(tmp_path: Any) -> None:
+    from sandboxes.docker import from_compose
+    from sandboxes.docker._sandbox import disk_split
+
+    for disk_mb in (1, 16, 64, 2048):
+        sizes = disk_split(disk_mb)
+        assert sum(sizes.values()) == disk_mb * 1024 and min(sizes.values()) > 0, sizes
+    assert disk_split(2048)["/dev/shm"] == 64 * 1024  # Docker's own default at the default size
+    compose = tmp_path / "compose.yaml"
+    compose.write_text(
+        "services:\n  default:\n    image: x\n    tmpfs:\n"
+        "      - /tmp:size=512m,mode=1777\n      - /workspace:size=1g,mode=0777\n"
+    )
+    assert from_compose(compose).disk_mb == 1536  # the compose file's writable space, together
