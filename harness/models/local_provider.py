@@ -7,7 +7,6 @@ calling get tools described in the system prompt and `<tool_call>{json}</tool_ca
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import uuid
@@ -35,6 +34,7 @@ from harness.models.chat_templates import TOOL_INSTRUCTION
 from harness.models.grammar import Constraint, constraint_from_request
 from harness.models.vlm import VLM_ALIASES, VisionLM, VisionPrompt, is_vision_model, load_image
 from harness.models.whitebox import Generation, WhiteBoxLM
+from methods.common import MicroBatcher
 
 DEFAULT_MAX_TOKENS = 256
 _TOOL_CALL_RE = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
@@ -66,7 +66,7 @@ class LocalTransformersAPI(ModelAPI):
             if self.vision
             else WhiteBoxLM.shared(model_name, dtype=dtype)
         )
-        self._batcher = _Batcher(self.lm, batch_size, batch_wait_ms / 1000.0)
+        self._batcher = _batcher(self.lm, batch_size, batch_wait_ms / 1000.0)
 
     def max_connections(self) -> int:
         return 16
@@ -91,7 +91,7 @@ class LocalTransformersAPI(ModelAPI):
             messages, _ = _render_messages(input, tools)
             prompt = self.lm.chat_template(messages)
         generation = await self._batcher.submit(
-            prompt, max_tokens, list(config.stop_seqs or []), constraint
+            _Request(prompt, max_tokens, list(config.stop_seqs or []), constraint)
         )
         text, calls = generation.text, None
         if tools:
@@ -133,52 +133,26 @@ class _Request:
     prompt: Any  # a chat-formatted string, or a VisionPrompt for a vision-language model
     max_tokens: int
     stop: list[str]
-    future: asyncio.Future[Generation]
     constraint: Constraint | None = None  # one grammar per row: mixed batches are fine
 
 
-class _Batcher:
-    """Collects concurrent requests for a few ms and runs them as one padded batch."""
+def _batcher(lm: Any, batch_size: int, wait_s: float) -> MicroBatcher[_Request, Generation]:
+    """Concurrent requests gathered for a few ms and run as one padded batch; one batch holds
+    the same stop strings (greedy decoding makes a longer budget harmless: each reply is clipped
+    to its own max_tokens)."""
 
-    def __init__(self, lm: Any, batch_size: int, wait_s: float) -> None:
-        self.lm, self.batch_size, self.wait_s = lm, max(1, batch_size), wait_s
-        self.pending: list[_Request] = []
-        self.worker: asyncio.Task[None] | None = None
+    def run(batch: list[_Request]) -> list[Generation]:
+        results = lm.generate(
+            [r.prompt for r in batch],
+            max(r.max_tokens for r in batch),
+            record=False,
+            batch_size=len(batch),
+            stop=batch[0].stop or None,
+            constraints=[r.constraint for r in batch],
+        )
+        return [_clip(lm, result, r.max_tokens) for r, result in zip(batch, results, strict=False)]
 
-    async def submit(
-        self, prompt: Any, max_tokens: int, stop: list[str], constraint: Constraint | None = None
-    ) -> Generation:
-        future: asyncio.Future[Generation] = asyncio.get_running_loop().create_future()
-        self.pending.append(_Request(prompt, max_tokens, stop, future, constraint))
-        if self.worker is None or self.worker.done():
-            self.worker = asyncio.create_task(self._drain())
-        return await future
-
-    async def _drain(self) -> None:
-        while self.pending:
-            await asyncio.sleep(self.wait_s)
-            # Same stop strings in one batch; greedy decoding makes a longer budget harmless.
-            head = self.pending[0]
-            batch = [r for r in self.pending if r.stop == head.stop][: self.batch_size]
-            self.pending = [r for r in self.pending if r not in batch]
-            try:
-                results = await asyncio.to_thread(
-                    self.lm.generate,
-                    [r.prompt for r in batch],
-                    max(r.max_tokens for r in batch),
-                    record=False,
-                    batch_size=len(batch),
-                    stop=head.stop or None,
-                    constraints=[r.constraint for r in batch],
-                )
-            except Exception as exc:  # noqa: BLE001 - each waiting request gets the error
-                for request in batch:
-                    if not request.future.done():
-                        request.future.set_exception(exc)
-                continue
-            for request, result in zip(batch, results, strict=False):
-                if not request.future.done():
-                    request.future.set_result(_clip(self.lm, result, request.max_tokens))
+    return MicroBatcher(run, batch_size=batch_size, wait_s=wait_s, key=lambda r: tuple(r.stop))
 
 
 def _clip(lm: WhiteBoxLM, generation: Generation, max_tokens: int) -> Generation:

@@ -23,6 +23,7 @@ from inspect_ai.model import ChatMessageAssistant, ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.models import whitebox_for_model
+from methods.common import MicroBatcher
 from methods.ood import HallucinationDetector, LMHead, TokenTrace, greybox_scores, score_all
 
 __all__ = ["FeatureMode", "OOD_KEY", "whitebox_answer"]
@@ -33,61 +34,24 @@ OOD_KEY = "ood"  # state.metadata[OOD_KEY] holds the detector results for the sc
 _HEADS: dict[int, LMHead] = {}
 
 
-class _Batcher:
-    """Collects concurrent samples' prompts for a moment and generates them as one batch.
+_BATCHERS: dict[tuple[int, int, int], MicroBatcher[str, Any]] = {}
 
-    ``batch_size=1`` generates each prompt alone (no padding: features exactly as a single
-    request would give); larger batches left-pad, which changes features only by float noise
-    and is 2–3× faster on CPU.
+
+def _batcher_for(lm: Any, max_new_tokens: int, batch_size: int) -> MicroBatcher[str, Any]:
+    """Concurrent samples' prompts generated as one batch (recording features).
+
+    ``batch_size=1`` generates each prompt alone, at once (no padding: features exactly as a
+    single request would give); larger batches wait 50 ms for company and left-pad, which
+    changes features only by float noise and is 2–3× faster on CPU.
     """
-
-    def __init__(self, lm: Any, max_new_tokens: int, batch_size: int, wait_s: float = 0.05) -> None:
-        self.lm, self.max_new_tokens = lm, max_new_tokens
-        self.batch_size, self.wait_s = max(1, batch_size), wait_s
-        self.pending: list[tuple[str, asyncio.Future[Any]]] = []
-        self.worker: asyncio.Task[None] | None = None
-
-    async def submit(self, prompt: str) -> Any:
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.pending.append((prompt, future))
-        if self.worker is None or self.worker.done():
-            self.worker = asyncio.create_task(self._drain())
-        return await future
-
-    async def _drain(self) -> None:
-        while self.pending:
-            if self.batch_size > 1:
-                await asyncio.sleep(self.wait_s)
-            batch, self.pending = self.pending[: self.batch_size], self.pending[self.batch_size :]
-            try:
-                gens = await asyncio.to_thread(
-                    self.lm.generate,
-                    [p for p, _ in batch],
-                    self.max_new_tokens,
-                    record=True,
-                    batch_size=len(batch),
-                )
-            except Exception as exc:  # noqa: BLE001 - every waiting sample gets the error
-                for _, fut in batch:
-                    if not fut.done():
-                        fut.set_exception(exc)
-                continue
-            for (_, fut), gen in zip(batch, gens, strict=False):
-                if not fut.done():
-                    fut.set_result(gen)
-
-
-_BATCHERS: dict[tuple[int, int, int], _Batcher] = {}
-
-
-def _batcher_for(lm: Any, max_new_tokens: int, batch_size: int) -> _Batcher:
     key = (id(lm), max_new_tokens, batch_size)
     b = _BATCHERS.get(key)
-    # A batcher's worker task belongs to one event loop; a new eval() run gets a new one.
-    if b is None or (
-        b.worker is not None and b.worker.get_loop() is not asyncio.get_running_loop()
-    ):
-        b = _BATCHERS[key] = _Batcher(lm, max_new_tokens, batch_size)
+    if b is None or not b.serves_running_loop():
+
+        def run(prompts: list[str]) -> list[Any]:
+            return lm.generate(prompts, max_new_tokens, record=True, batch_size=len(prompts))
+
+        b = _BATCHERS[key] = MicroBatcher(run, batch_size=batch_size, wait_s=0.05, wait_alone=False)
     return b
 
 

@@ -8,12 +8,12 @@ every detector scores the answer's tokens, and the answer's correctness is the l
 
 from __future__ import annotations
 
-from typing import Literal
-
 from inspect_ai import Task, task
 
 from harness.records import task_metadata
-from methods.ood import DEFAULT_DETECTORS, GREYBOX_DETECTORS, Aggregation, make_detector
+from methods.ood import DEFAULT_DETECTORS, Aggregation, make_detector
+from tasks._config import deviations
+from tasks.ood_hallucination.config import DEVIATIONS, DatasetName, OodConfig
 from tasks.ood_hallucination.dataset import PromptStyle, load_dataset
 from tasks.ood_hallucination.scorer import detector_metrics, hallucination_detection
 from tasks.ood_hallucination.solver import FeatureMode, whitebox_answer
@@ -22,12 +22,8 @@ __all__ = ["RUN_ALL_ARGS", "TASK_VERSION", "ood_hallucination"]
 
 TASK_VERSION = "1.0.0"
 
-DatasetName = Literal["generated", "gsm8k", "csqa", "aqua"]  # = dataset.DATASETS (tested)
-
 #: `make run`: 24 generated questions (short answers) on the embedded model, ≈ 1–2 min on CPU.
 RUN_ALL_ARGS: dict = {"limit": 24, "n_boot": 200}
-
-_DEFAULT_MAX_TOKENS = {"generated": 64, "gsm8k": 256, "csqa": 256, "aqua": 256}
 
 
 @task
@@ -75,79 +71,40 @@ def ood_hallucination(
         1 = one prompt at a time, features free of padding effects).
     top_logprobs: k of the top-k logprobs requested with ``features=greybox``.
     """
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be ≥ 1; got {batch_size}")
-    specs = [s.strip() for s in detectors.split(",") if s.strip()]
-    if features == "greybox":
-        if detectors == ",".join(DEFAULT_DETECTORS):
-            specs = list(GREYBOX_DETECTORS)
-        elif not set(specs) <= set(GREYBOX_DETECTORS):
-            raise ValueError(
-                f"features=greybox supports only {', '.join(GREYBOX_DETECTORS)}; got {specs}"
-            )
-    if not specs:
-        raise ValueError("detectors is empty")
-    if len(set(specs)) != len(specs):
-        raise ValueError(f"detectors has duplicates: {specs}")
-    dets = [make_detector(s, aggregation=aggregation, last_k=last_k) for s in specs]
+    cfg = OodConfig.from_params(locals())
+    dets = [make_detector(s, aggregation=cfg.aggregation, last_k=cfg.last_k) for s in cfg.specs]
     ds, info = load_dataset(
-        dataset, n_generated=n_generated, seed=seed, prompt_style=prompt_style, data_file=data_file
+        cfg.dataset,
+        n_generated=cfg.n_generated,
+        seed=cfg.seed,
+        prompt_style=cfg.prompt_style,
+        data_file=cfg.data_file,
     )
-    max_tokens = max_new_tokens or _DEFAULT_MAX_TOKENS[dataset]
-
-    deviations = []
-    if dataset == "generated":
-        deviations.append(
-            "dataset=generated: seeded arithmetic questions stand in for "
-            "CSQA/GSM8K/AQuA (the embedded 135M model is at ~3% on GSM8K)"
-        )
-    if info["prompt_style"] == "short":
-        deviations.append(
-            "prompt_style=short: 'End your reply with The answer is N' instead of "
-            "the paper's chain-of-thought prompt"
-        )
-    if aggregation != "mean":
-        deviations.append(f"aggregation={aggregation}: the paper averages over all tokens")
-    if features == "teacher_forced":
-        deviations.append(
-            "features=teacher_forced: features re-read from the answer, not "
-            "recorded during generation"
-        )
-    if features == "greybox":
-        deviations.append(
-            f"features=greybox: only baselines from the top-{top_logprobs} "
-            "logprobs (no NCI/fDBD); entropy truncated to the top-k"
-        )
-    if any(s.startswith("fdbd@") for s in specs):
-        deviations.append(
-            "fdbd k fixed per detector (reported for each k) rather than chosen on a validation set"
-        )
-
     return Task(
         dataset=ds,
         solver=whitebox_answer(
             dets,
-            max_new_tokens=max_tokens,
-            features=features,
-            system_prompt=system_prompt,
-            batch_size=batch_size,
-            top_logprobs=top_logprobs,
+            max_new_tokens=cfg.max_tokens,
+            features=cfg.features,
+            system_prompt=cfg.system_prompt,
+            batch_size=cfg.batch_size,
+            top_logprobs=cfg.top_logprobs,
         ),
-        scorer=hallucination_detection(specs),
-        metrics=detector_metrics(specs, n_boot=n_boot, seed=seed),
+        scorer=hallucination_detection(cfg.specs),
+        metrics=detector_metrics(cfg.specs, n_boot=cfg.n_boot, seed=cfg.seed),
         version=TASK_VERSION,
         metadata=task_metadata(
             dataset_source=info["dataset_source"],
             dataset_hash=info["dataset_hash"],
             generated=info["generated"],
-            deviations=deviations,
-            detectors=specs,
-            aggregation=aggregation,
-            last_k=last_k,
+            deviations=deviations(cfg, DEVIATIONS, prompt_style=info["prompt_style"]),
+            detectors=cfg.specs,
+            aggregation=cfg.aggregation,
+            last_k=cfg.last_k,
             prompt_style=info["prompt_style"],
-            features=features,
-            max_new_tokens=max_tokens,
-            batch_size=batch_size,
+            features=cfg.features,
+            max_new_tokens=cfg.max_tokens,
+            batch_size=cfg.batch_size,
             score_orientation="score value per detector = -confidence (higher = hallucinated)",
         ),
     )
