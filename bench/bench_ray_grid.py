@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from inspect_ai.log import list_eval_logs, read_eval_log  # noqa: E402
 
-from tests.harness.executors.ray_cluster import start_two_node_cluster  # noqa: E402
+from tests.harness.cli.executors.ray_cluster import start_two_node_cluster  # noqa: E402
 
 FIXTURE = REPO_ROOT / "tests" / "harness" / "fixtures" / "arith_task.py"
 RESPONDER = "tests.harness.fixtures.grid_responder:respond_sloppy"

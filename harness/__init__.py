@@ -2,8 +2,7 @@
 
 from harness.data import DatasetNotFoundError, content_hash, data_dir, data_path
 from harness.records import task_metadata
-
-__version__ = "0.1.0"
+from harness.version import __version__
 
 __all__ = [
     "DatasetNotFoundError",

@@ -12,27 +12,27 @@ _REPO_ROOT = Path(__file__).resolve().parent.parent
 
 @functools.lru_cache(maxsize=1)
 def git_revision() -> dict[str, Any]:
-    """The project's git commit and whether the tree is dirty ("unknown" outside a checkout)."""
+    """The project's git commit and whether the tree is dirty ("unknown" outside a checkout).
+
+    Dirty by inspect's rule (`git status --porcelain`: a modified, staged or untracked file), so
+    the harness's record and the `revision` inspect writes into the same log agree.
+    """
     try:
-        commit = subprocess.run(
-            ["git", "-C", str(_REPO_ROOT), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        dirty = bool(
-            subprocess.run(
-                ["git", "-C", str(_REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=True,
-            ).stdout.strip()
-        )
-        return {"commit": commit, "dirty": dirty}
+        commit = _git("rev-parse", "HEAD")
+        dirty = bool(_git("status", "--porcelain").strip())
+        return {"commit": commit.strip(), "dirty": dirty}
     except (OSError, subprocess.SubprocessError):
         return {"commit": "unknown", "dirty": None}
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(_REPO_ROOT), *args],
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=True,
+    ).stdout
 
 
 def task_metadata(
@@ -48,7 +48,7 @@ def task_metadata(
     `deviations` names each way the run departs from the paper (a smaller model, a TF-IDF
     retriever, a rendered dataset, ...), so a reader of the log never has to guess.
     """
-    from harness import __version__
+    from harness.version import __version__
 
     return {
         "dataset_source": dataset_source,

@@ -3,3 +3,6 @@
 from tasks.docval.task import RUN_ALL_ARGS, docval
 
 __all__ = ["RUN_ALL_ARGS", "docval"]
+
+# Read from source by the harness (harness/cli/declarations.py); `harness list <task>` shows them.
+ROLES = ("teacher",)  # method=distill

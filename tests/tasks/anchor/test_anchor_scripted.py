@@ -220,8 +220,8 @@ def test_a_target_breaking_its_work_dir_is_scored(tmp_path, bwrap_ok, how):
 
 def test_bad_task_arguments_are_refused_by_the_cli():
     # Choice parameters are Literal-typed: the CLI refuses a bad value naming the choices.
-    from harness.config import ConfigError, build_eval_config
-    from harness.discovery import discover_tasks
+    from harness.cli.config import ConfigError, build_eval_config
+    from harness.cli.discovery import discover_tasks
 
     tasks = discover_tasks().tasks
     for arg, choices in [

@@ -88,8 +88,8 @@ def test_choice_parameters_are_literals_the_cli_checks():
     in the task); the literals list exactly what ``methods.dispat`` accepts."""
     import typing
 
-    from harness.config import ConfigError, build_eval_config
-    from harness.discovery import TaskEntry
+    from harness.cli.config import ConfigError, build_eval_config
+    from harness.cli.discovery import TaskEntry
     from methods.dispat import (
         BINNINGS,
         F1_THRESHOLDS,

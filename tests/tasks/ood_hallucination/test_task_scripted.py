@@ -228,8 +228,8 @@ def test_choice_parameters_are_literals_the_cli_checks() -> None:
     import inspect
     import typing
 
-    from harness.config import ConfigError, build_eval_config
-    from harness.discovery import TaskEntry
+    from harness.cli.config import ConfigError, build_eval_config
+    from harness.cli.discovery import TaskEntry
     from tasks.ood_hallucination.dataset import DATASETS
 
     fn = inspect.unwrap(ood_hallucination)

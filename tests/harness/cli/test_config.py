@@ -2,8 +2,8 @@ from typing import Literal
 
 import pytest
 
-from harness.config import ConfigError, EvalConfig, build_eval_config, convert_value
-from harness.discovery import TaskEntry
+from harness.cli.config import ConfigError, EvalConfig, build_eval_config, convert_value
+from harness.cli.discovery import TaskEntry
 
 
 def _task(
@@ -137,3 +137,30 @@ def test_bare_list_and_tuple():
     assert convert_value("a,2", list, "k") == ["a", 2]
     assert convert_value("", list | None, "k") is None and convert_value("", list, "k") == []
     assert convert_value("1,2", tuple[int, ...], "k") == (1, 2)
+
+
+def _own_generation(max_tokens: int = 1024, temperature: float = 1.0, k: int = 1):
+    """A task with its own parameters named like harness options (swe_abs, omniverifier)."""
+
+
+def test_a_harness_option_a_task_also_takes_reaches_the_task():
+    # issue 31 item 1: max_tokens=160 must cap the task's own calls, not only inspect's default
+    tasks = {"own": TaskEntry.from_function("own", _own_generation)}
+    config, task_args, _ = build_eval_config(
+        ["task=own", "max_tokens=160", "temperature=0"], tasks, all_tasks=["own"]
+    )
+    assert config.max_tokens == 160 and config.temperature == 0.0
+    assert task_args["own"] == {"max_tokens": 160, "temperature": 0.0}
+    _, untouched, _ = build_eval_config(["task=own", "k=2"], tasks, all_tasks=["own"])
+    assert untouched["own"] == {"k": 2}  # not given: the task's own default stays
+
+
+@pytest.mark.parametrize("task", ["swe_abs", "omniverifier"])
+def test_max_tokens_reaches_the_tasks_that_take_it(task):
+    from harness.cli.discovery import discover_tasks
+
+    registry = discover_tasks()
+    _, task_args, _ = build_eval_config(
+        [f"task={task}", "max_tokens=160"], registry.tasks, all_tasks=sorted(registry.tasks)
+    )
+    assert task_args[task]["max_tokens"] == 160

@@ -8,9 +8,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from harness.config import build_eval_config
-from harness.discovery import discover_tasks
-from harness.eval import EvalOutcome, TaskSummary, run_eval
+from harness.cli.config import build_eval_config
+from harness.cli.discovery import discover_tasks
+from harness.cli.eval import EvalOutcome, TaskSummary, run_eval
 
 if TYPE_CHECKING:
     from harness.models.aliases import ModelServers

@@ -1,15 +1,59 @@
 import pytest
 
 from harness.cli import HELP, main
-from harness.discovery import discover_tasks
+from harness.cli.discovery import discover_tasks
 
 
-def test_list_shows_tasks_params_models_and_sandboxes(capsys):
+def _at_80_columns(monkeypatch):
+    """The CLI's consoles as a terminal 80 columns wide (rich reads COLUMNS)."""
+    from harness.cli import commands as cli
+
+    monkeypatch.setenv("COLUMNS", "80")
+    for name in ("console", "err"):
+        monkeypatch.setattr(cli, name, type(getattr(cli, name))(width=80, stderr=name == "err"))
+
+
+def test_list_is_a_line_per_task_in_80_columns(capsys, monkeypatch):
+    # issue 31 item 8: `harness list` printed 412 lines with names broken mid-word
+    _at_80_columns(monkeypatch)
     assert main(["list"]) == 0
-    out = capsys.readouterr().out
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 80
     for name in discover_tasks().tasks:
-        assert name in out
-    assert "default" in out and "bwrap" in out and "scripted/<name>" in out
+        [row] = [line for line in lines if line.startswith(name + " ")]
+    [swe] = [line for line in lines if line.startswith("swe_abs ")]
+    assert "judge,mutator,tester" in swe  # declared roles (issue 31 item 2)
+    assert any("scripted/<name>" in line for line in lines) and any("bwrap" in x for x in lines)
+    assert len(lines) < 40
+
+
+@pytest.mark.parametrize("task", sorted(discover_tasks().tasks))
+def test_list_task_shows_its_parameters_and_declarations(task, capsys, monkeypatch):
+    _at_80_columns(monkeypatch)
+    assert main(["list", task]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    entry = discover_tasks().tasks[task]
+    for name in entry.params:
+        assert any(line.split()[:1] == [name] for line in out.splitlines()), name
+    for label in ("model roles:", "generation:", "calls the model:", "limit=N:"):
+        assert label in out
+    if task == "ood_hallucination":
+        assert "generation:          temperature=0.0" in out
+
+
+def test_help_wraps_between_words_at_80_columns(capsys, monkeypatch):
+    _at_80_columns(monkeypatch)
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "[ray_address=ADDR]" in out  # an option is never cut
+    for command in HELP:
+        assert main([command, "--help"]) == 0
+        text = capsys.readouterr().out
+        assert max(len(line) for line in text.splitlines()) <= 80, command
+        words = " ".join(text.split())
+        assert all(w in words for w in HELP[command].split()), command  # nothing lost
 
 
 def test_registry_loads_every_task_package():
@@ -27,7 +71,8 @@ def test_registry_loads_every_task_package():
         (["report", "/nonexistent/logs"], 2, "does not exist"),
         (["report", "logs", "outt=x"], 2, "unknown option"),
         (["serve", "prot=1"], 2, "unknown option 'prot'"),
-        (["list", "x=1"], 2, "takes no arguments"),
+        (["list", "x=1"], 2, "takes at most one task name"),
+        (["list", "swe_ab"], 2, "(did you mean 'swe_abs'?)"),
         (["run-all", "tasks=anchor,nosuch"], 2, "unknown task(s) nosuch"),
     ],
 )
@@ -152,3 +197,12 @@ def test_ctl_server_and_log_realtime_reach_inspect(options, passed, tmp_path, mo
 def test_a_bad_ctl_server_value_names_the_choices(capsys):
     assert main(["eval", "task=anchor", "ctl_server=maybe"]) == 2
     assert "one of on, off" in capsys.readouterr().err
+
+
+def test_swe_abs_accepts_the_roles_its_readme_documents(tmp_path, capsys):
+    from harness.cli.config import build_eval_config
+
+    registry = discover_tasks()
+    args = ["task=swe_abs", "role.judge=default", "role.mutator=default", "role.tester=default"]
+    config, _, _ = build_eval_config(args, registry.tasks, all_tasks=sorted(registry.tasks))
+    assert config.role == {"judge": "default", "mutator": "default", "tester": "default"}

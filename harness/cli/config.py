@@ -14,7 +14,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from harness.discovery import TaskEntry, TaskParam
+from harness.cli.discovery import TaskEntry, TaskParam
 
 SANDBOXES = ("bwrap", "docker", "local")
 # Lower bounds of numeric options, checked before anything starts (inspect would accept some of
@@ -130,7 +130,7 @@ def build_eval_config(
         if name in tasks:
             continue
         if ".py" in name:
-            from harness.discovery import load_task_ref
+            from harness.cli.discovery import load_task_ref
 
             try:
                 tasks[name] = load_task_ref(name)
@@ -138,7 +138,7 @@ def build_eval_config(
                 raise ConfigError(f"task '{clip(name)}': {exc}") from None
             continue
         raise ConfigError(
-            f"unknown task '{clip(name)}'{_suggest(name, list(tasks))}; known: {', '.join(tasks)}"
+            f"unknown task '{clip(name)}'{suggest(name, list(tasks))}; known: {', '.join(tasks)}"
         )
     _check_roles(config, tasks)
     task_args: dict[str, dict[str, Any]] = {name: {} for name in config.task}
@@ -147,19 +147,20 @@ def build_eval_config(
         if not accepted:
             known = list(CONFIG_FIELDS) + [p for n in config.task for p in tasks[n].params]
             raise ConfigError(
-                f"unknown key '{clip(key)}'{_suggest(key, known)}: not a harness option and not "
+                f"unknown key '{clip(key)}'{suggest(key, known)}: not a harness option and not "
                 f"a parameter of task(s) {', '.join(config.task)}"
             )
         for name in accepted:
             param = tasks[name].params[key]
             task_args[name][key] = convert_value(value, param.annotation, f"{name}.{key}")
-    # Harness-level options that a task also takes as a parameter are passed on to it.
+    # One meaning per option: a harness option given on the command line that a task also takes
+    # as a parameter (max_tokens, temperature, seed, sandbox) reaches the task too, so the task's
+    # own default can never override what the user asked for.
+    given = {key for key, _ in pairs if key in CONFIG_FIELDS and key != "task"}
     for name in config.task:
         params = tasks[name].params
-        if config.sandbox is not None and "sandbox" in params:
-            task_args[name].setdefault("sandbox", config.sandbox)
-        if "seed" in params and config.seed is not None:
-            task_args[name].setdefault("seed", config.seed)
+        for key in sorted(given & set(params)):
+            task_args[name][key] = getattr(config, key)
     return config, task_args, {name: tasks[name] for name in config.task}
 
 
@@ -255,17 +256,18 @@ def _check_roles(config: EvalConfig, tasks: dict[str, TaskEntry]) -> None:
         if used:
             raise ConfigError(
                 f"role.{clip(role)}=: no chosen task uses role '{clip(role)}'"
-                f"{_suggest(role, used)}; task(s) {chosen} use: {', '.join(used)}"
+                f"{suggest(role, used)}; task(s) {chosen} use: {', '.join(used)}"
             )
         raise ConfigError(f"role.{clip(role)}=: task(s) {chosen} use no model roles (only model=)")
 
 
 def _describe(annotation: Any) -> str:
-    from harness.discovery import type_name
+    from harness.cli.discovery import type_name
 
     return type_name(annotation)
 
 
-def _suggest(key: str, known: list[str]) -> str:
+def suggest(key: str, known: list[str]) -> str:
+    """` (did you mean 'x'?)` for the closest of `known`, or nothing."""
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
     return f" (did you mean '{close[0]}'?)" if close else ""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness import cli
+from harness.cli import commands as cli
 
 
 def test_task_times_and_serving_are_printed(capsys):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from harness.eval import EvalOutcome, TaskSummary
-from harness.summary import headline, print_summary, short_log
+from harness.cli.eval import EvalOutcome, TaskSummary
+from harness.cli.summary import headline, print_summary, short_log
 
 LOG = "/somewhere/logs/run-all/2026-11-30T23-25-33-00-00_dispat_kVcDMgdfUovi4ectntdkrq.eval"
 

@@ -17,8 +17,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from harness.executors._cell import CellResult, run_cell
-from harness.executors._grid import GridCell, GridPlan
+from harness.cli.executors._cell import CellResult, run_cell
+from harness.cli.executors._grid import GridCell, GridPlan
 
 # Environment the cells need on every node: the project's settings and the offline switches.
 FORWARDED_ENV_PREFIXES = ("HARNESS_",)

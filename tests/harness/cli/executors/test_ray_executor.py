@@ -20,7 +20,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 
 from harness.cli import main
 from tests.conftest import REPO_ROOT
-from tests.harness.executors.ray_cluster import RayCluster, start_two_node_cluster
+from tests.harness.cli.executors.ray_cluster import RayCluster, start_two_node_cluster
 
 pytest.importorskip("ray")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-from harness.executors._cell import CellResult, run_cell
-from harness.executors._grid import GridPlan
+from harness.cli.executors._cell import CellResult, run_cell
+from harness.cli.executors._grid import GridPlan
 from harness.models.aliases import ModelServers
 
 

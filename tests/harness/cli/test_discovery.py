@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from harness.discovery import SourceDefault, TaskLoadError, discover_tasks, load_task_ref
+from harness.cli.discovery import SourceDefault, TaskLoadError, discover_tasks, load_task_ref
 from tests.conftest import REPO_ROOT
 
 # Libraries a task may need but that listing tasks or loading inspect's entry point must not pay.
@@ -34,12 +34,12 @@ def _new_modules(code: str) -> list[str]:
 
 
 def test_discovery_reads_every_task_without_importing_it():
-    assert _new_modules("from harness.discovery import discover_tasks; discover_tasks()") == []
+    assert _new_modules("from harness.cli.discovery import discover_tasks; discover_tasks()") == []
 
 
 def test_inspect_entry_point_imports_no_task_and_no_heavy_library():
     # inspect imports the entry point for every command it runs, `inspect view` included.
-    assert _new_modules("import harness._inspect_entry") == []
+    assert _new_modules("import harness.cli.inspect_entry") == []
 
 
 def test_discovered_tasks_match_the_task_folders():
@@ -84,7 +84,8 @@ def test_a_task_file_is_read_without_running_it(tmp_path):
     )
     entry = load_task_ref(f"{file}", load=False)
     assert entry.name == str(file) and entry.function_name == "judged"
-    assert entry.description == "Judged task." and entry.roles == ("judge",)
+    # roles are declared (ROLES), never guessed from get_model(role=...) calls
+    assert entry.description == "Judged task." and entry.roles == ()
     params = entry.signature.parameters
     assert params["k"].default == 3 and params["flag"].kind is params["flag"].KEYWORD_ONLY
     assert isinstance(params["mode"].default, SourceDefault)
@@ -93,14 +94,16 @@ def test_a_task_file_is_read_without_running_it(tmp_path):
         entry.params  # noqa: B018
 
 
-def test_roles_come_from_get_model_calls_in_the_folder_and_ROLES(tmp_path):
+def test_roles_are_the_declared_ROLES_of_the_package_and_the_task_module(tmp_path):
     folder = tmp_path / "mytask"
-    _write(folder / "__init__.py", "")
+    _write(
+        folder / "__init__.py", 'ROLES = ("judge", "mutator")\nGENERATE = {"temperature": 0.0}\n'
+    )
     task_file = _write(
         folder / "task.py",
         '''
         from inspect_ai import task
-        ROLES = ("grader",)
+        ROLES = ("grader", "judge")
 
         @task
         def mytask():
@@ -110,14 +113,37 @@ def test_roles_come_from_get_model_calls_in_the_folder_and_ROLES(tmp_path):
     _write(
         folder / "solver.py", 'from inspect_ai.model import get_model\nget_model(role="auditor")\n'
     )
-    _write(folder / "sub" / "judge.py", 'import inspect_ai.model as m\nm.get_model(role="judge")\n')
-    from harness.discovery import TaskEntry, _entry_from_source
+    from harness.cli.discovery import TaskEntry, _entry_from_source
 
     entry = _entry_from_source(
         "mytask", task_file, module="tasks.mytask.task", function_name="mytask"
     )
     assert isinstance(entry, TaskEntry)
-    assert entry.roles == ("auditor", "grader", "judge")
+    assert entry.roles == ("judge", "mutator", "grader")  # not "auditor": undeclared
+    assert entry.declarations.generate == {"temperature": 0.0}
+
+
+def _literal_role_requests(folder) -> set[str]:
+    """Literal names in `get_model(role="...")` calls under `folder`."""
+    import ast
+
+    roles = set()
+    for file in folder.rglob("*.py"):
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "get_model":
+                for kw in node.keywords:
+                    if kw.arg == "role" and isinstance(kw.value, ast.Constant):
+                        roles.add(kw.value.value)
+    return roles
+
+
+def test_every_task_declares_the_roles_it_asks_for():
+    # issue 31 item 2: swe_abs asks for its roles through a variable; only a declaration shows them
+    registry = discover_tasks()
+    for name, entry in registry.tasks.items():
+        missing = _literal_role_requests(REPO_ROOT / "tasks" / name) - set(entry.roles)
+        assert not missing, f"{name}: declare ROLES {sorted(missing)} in tasks/{name}/__init__.py"
+    assert registry.tasks["swe_abs"].roles == ("judge", "mutator", "tester")
 
 
 @pytest.mark.parametrize(

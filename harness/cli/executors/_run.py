@@ -6,10 +6,10 @@ from dataclasses import replace
 
 from rich.console import Console
 
-from harness.discovery import discover_tasks
-from harness.eval import EvalOutcome, TaskSummary
-from harness.executors._cell import CellResult
-from harness.executors._grid import GridCell, GridPlan, plan_grid
+from harness.cli.discovery import discover_tasks
+from harness.cli.eval import EvalOutcome, TaskSummary
+from harness.cli.executors._cell import CellResult
+from harness.cli.executors._grid import GridCell, GridPlan, plan_grid
 
 
 def run_grid(args: list[str], console: Console) -> EvalOutcome:
@@ -31,10 +31,10 @@ def run_grid(args: list[str], console: Console) -> EvalOutcome:
 
 def _execute(plan: GridPlan, console: Console) -> list[CellResult]:
     if plan.executor == "ray":
-        from harness.executors._ray import run_ray
+        from harness.cli.executors._ray import run_ray
 
         return run_ray(plan, console)
-    from harness.executors._local import run_local
+    from harness.cli.executors._local import run_local
 
     return run_local(plan, console)
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.config import EvalConfig
-from harness.discovery import TaskEntry
+from harness.cli.config import EvalConfig
+from harness.cli.discovery import TaskEntry
 from harness.models.aliases import ModelServers, ResolvedModel, resolve_model
 
 
@@ -104,8 +104,8 @@ def run_eval(
 
 
 def _run_metadata(config: EvalConfig) -> dict[str, Any]:
-    from harness import __version__
     from harness.records import git_revision
+    from harness.version import __version__
 
     return {
         "harness_model_spec": config.model,

@@ -5,8 +5,8 @@ each cell is one inspect eval-set into the grid's shared log directory (resumabl
 the same command); `harness report <log_dir>` reads the merged directory.
 """
 
-from harness.executors._cell import CellResult, drop_superseded_attempts, run_cell
-from harness.executors._grid import (
+from harness.cli.executors._cell import CellResult, drop_superseded_attempts, run_cell
+from harness.cli.executors._grid import (
     EXECUTOR_OPTIONS,
     GRID_PREFIX,
     Executor,
@@ -15,7 +15,7 @@ from harness.executors._grid import (
     is_grid_request,
     plan_grid,
 )
-from harness.executors._run import run_grid
+from harness.cli.executors._run import run_grid
 
 __all__ = [
     "EXECUTOR_OPTIONS",

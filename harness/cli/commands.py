@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from harness.config import ConfigError, build_eval_config, clip, convert_value, parse_overrides
+from harness.cli.config import ConfigError, build_eval_config, clip, convert_value, parse_overrides
 
 console = Console(stderr=False)
 err = Console(stderr=True, soft_wrap=True)  # one-line errors stay one line
@@ -31,8 +31,9 @@ HELP = {
   A grid (task x model x grid.<key> values) runs one eval-set per cell into log_dir, in turn
   (executor=local) or as Ray tasks (executor=ray; docs/SCALING.md). The run ends with one line
   per task (headline metric, samples, status, log id); --wide shows every metric.""",
-    "list": """harness list
-  The tasks with their parameters (type = default), the model specs and the sandboxes.""",
+    "list": """harness list [<task>]
+  One line per task (its model roles and what it is), the model specs and the sandboxes; with a
+  task: its parameters (type = default), roles, generation defaults and make-run arguments.""",
     "report": """harness report [log_dir] [out=DIR] [baseline=<model>]
   Leaderboards (HTML, Markdown, CSV) from the logs in log_dir (default: logs).""",
     "serve": """harness serve [model=<hf path|default|default-vlm>] [port=N] [host=127.0.0.1] [max_model_len=N]
@@ -47,10 +48,47 @@ HELP = {
   Each task's data: where it is found (with its content hash) or the command that fetches it;
   pull downloads a task's pinned Hugging Face datasets into $HARNESS_DATA_DIR/hub/.""",
 }
-USAGE = "usage:\n" + "\n".join(
-    "  " + text.splitlines()[0] + "\n" + "\n".join(text.splitlines()[1:]) for text in HELP.values()
-)
 HELP_FLAGS = ("-h", "--help")
+HELP_WIDTH = 80  # help is wrapped to this (or a narrower terminal), between words
+
+
+def help_text(command: str, width: int = HELP_WIDTH, indent: str = "") -> str:
+    """`HELP[command]` re-flowed to `width`: the synopsis with its options aligned under the
+    first one, the description indented by two; no option or word is broken."""
+    import textwrap
+
+    lines = HELP[command].splitlines()
+    synopsis = [lines[0]] + [
+        line.strip() for line in lines[1:] if line.strip().startswith(("[", "|"))
+    ]
+    described = [line.strip() for line in lines[len(synopsis) :]]
+    words = " ".join(synopsis).split(" ")
+    head = f"harness {command} "
+    hanging = indent + " " * len(head)
+    wrapped = textwrap.wrap(
+        " ".join(words[2:]),
+        width=width,
+        initial_indent=indent + head,
+        subsequent_indent=hanging,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    body = textwrap.wrap(
+        " ".join(described),
+        width=width,
+        initial_indent=indent + "  ",
+        subsequent_indent=indent + "  ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return "\n".join(wrapped + body)
+
+
+def usage(width: int = HELP_WIDTH) -> str:
+    return "usage:\n" + "\n".join(help_text(c, width, indent="  ") for c in HELP)
+
+
+USAGE = usage()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:2] != ["data", "pull"]:  # pull is the one command that goes to the hub
         _quiet_environment()
     if not argv or argv[0] in (*HELP_FLAGS, "help"):
-        console.print(USAGE, markup=False, highlight=False)
+        console.print(usage(_help_width()), markup=False, highlight=False, soft_wrap=True)
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     handlers = {
@@ -70,10 +108,12 @@ def main(argv: list[str] | None = None) -> int:
         "data": cmd_data,
     }
     if command not in handlers:
-        err.print(f"[red]unknown command '{clip(command)}'[/red]\n{USAGE}", markup=True)
+        err.print(f"[red]unknown command '{clip(command)}'[/red]")
+        err.print(usage(_help_width()), markup=False, highlight=False)
         return 2
     if any(arg in HELP_FLAGS for arg in rest):
-        console.print(f"usage: {HELP[command]}", markup=False, highlight=False)
+        text = help_text(command, _help_width() - len("usage: "))
+        console.print("usage: " + text.replace("\n", "\n       "), markup=False, highlight=False)
         return 0
     try:
         return handlers[command](rest)
@@ -93,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def _help_width() -> int:
+    return max(40, min(HELP_WIDTH, console.width))
+
+
 def _quiet_environment() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -101,8 +145,8 @@ def _quiet_environment() -> None:
 
 
 def cmd_data(args: list[str]) -> int:
-    from harness.data_command import run_data_command
-    from harness.discovery import discover_tasks
+    from harness.cli.data_command import run_data_command
+    from harness.cli.discovery import discover_tasks
 
     try:
         return run_data_command(args, sorted(discover_tasks().tasks), console)
@@ -112,9 +156,9 @@ def cmd_data(args: list[str]) -> int:
 
 # ------------------------------------------------------------------------------------- eval
 def cmd_eval(args: list[str]) -> int:
-    from harness.discovery import discover_tasks
-    from harness.eval import run_eval
-    from harness.executors import is_grid_request, run_grid
+    from harness.cli.discovery import discover_tasks
+    from harness.cli.eval import run_eval
+    from harness.cli.executors import is_grid_request, run_grid
 
     args, wide = _take_flag(args, "--wide")
     if is_grid_request(args):  # model=m1,m2, grid.<key>=..., executor=local|ray
@@ -135,8 +179,8 @@ def cmd_eval(args: list[str]) -> int:
 
 
 def _print_summary(outcome: Any, elapsed: float, wide: bool = False) -> None:
-    """One line per task in 80 columns (harness.summary); `--wide`: every metric."""
-    from harness.summary import print_summary
+    """One line per task in 80 columns (harness.cli.summary); `--wide`: every metric."""
+    from harness.cli.summary import print_summary
 
     print_summary(console, outcome, elapsed, wide=wide)
 
@@ -153,48 +197,23 @@ def _warn_task_errors(errors: dict[str, str]) -> None:
 
 # ------------------------------------------------------------------------------------- list
 def cmd_list(args: list[str]) -> int:
-    from harness.discovery import discover_tasks
-    from harness.models.aliases import MODEL_ALIASES
+    from harness.cli.discovery import discover_tasks
+    from harness.cli.listing import print_task, print_tasks
 
+    found = discover_tasks()
+    if len(args) > 1 or any("=" in a for a in args):
+        raise ConfigError(f"harness list takes at most one task name (got {clip(' '.join(args))})")
     if args:
-        raise ConfigError(f"harness list takes no arguments (got {clip(' '.join(args))})")
-    registry = discover_tasks().loaded()
-    table = Table(title="tasks")
-    table.add_column("task")
-    table.add_column("description", overflow="fold")
-    table.add_column("parameters (type = default)", overflow="fold")
-    table.add_column("model roles", overflow="fold")
-    for entry in registry.tasks.values():
-        params = "\n".join(
-            f"{p.name}: {p.type_name}" + ("" if p.required else f" = {p.default!r}")
-            for p in entry.params.values()
-        )
-        table.add_row(entry.name, entry.description, params, ", ".join(entry.roles) or "—")
-    for name, why in registry.errors.items():
-        table.add_row(name, f"[red]failed to load: {why}[/red]", "")
-    console.print(table)
-    models = Table(title="models")
-    models.add_column("spec")
-    models.add_column("meaning", overflow="fold")
-    for spec, meaning in MODEL_ALIASES.items():
-        models.add_row(spec, meaning)
-    console.print(models)
-    sandboxes = Table(title="sandboxes")
-    sandboxes.add_column("sandbox")
-    sandboxes.add_column("meaning", overflow="fold")
-    sandboxes.add_row(
-        "bwrap",
-        "bubblewrap: read-only root, private work dir, no network, own PID namespace (default where no Docker engine runs)",
-    )
-    sandboxes.add_row(
-        "docker",
-        "a container per sample on the Docker engine API (docker_api: no network, read-only root,"
-        " limits); inspect's compose `docker` provider uses sandboxes/docker/compose.yaml",
-    )
-    sandboxes.add_row("k8s", "inspect_k8s_sandbox pods with sandboxes/k8s values (anchor, swe_abs)")
-    sandboxes.add_row("local", "inspect's local sandbox: NO isolation; for debugging only")
-    console.print(sandboxes)
-    return 0
+        name = args[0]
+        if name not in found.tasks and name not in found.errors:
+            from harness.cli.config import suggest
+
+            raise ConfigError(
+                f"harness list: unknown task '{clip(name)}'{suggest(name, list(found.tasks))}; "
+                f"known: {', '.join(found.tasks)}"
+            )
+        return print_task(console, found, name)
+    return print_tasks(console, found.loaded())
 
 
 # ------------------------------------------------------------------------------------- report
@@ -310,9 +329,9 @@ def cmd_serve(args: list[str]) -> int:
 # ------------------------------------------------------------------------------------- run-all
 def cmd_run_all(args: list[str]) -> int:
     """The main job: every task on the embedded default with small limits, then the report."""
-    from harness.config import EvalConfig
-    from harness.discovery import TaskRegistry, discover_tasks
-    from harness.eval import run_eval
+    from harness.cli.config import EvalConfig
+    from harness.cli.discovery import TaskRegistry, discover_tasks
+    from harness.cli.eval import run_eval
 
     args, wide = _take_flag(args, "--wide")
     options = dict(parse_overrides(args))
@@ -375,7 +394,7 @@ def cmd_run_all(args: list[str]) -> int:
             task_seconds[n] = time.monotonic() - task_started
         serving = servers.serving_metadata()
     summaries = [s for o in outcomes for s in o.summaries]
-    from harness.eval import EvalOutcome
+    from harness.cli.eval import EvalOutcome
 
     _print_summary(
         EvalOutcome(all(o.success for o in outcomes), summaries, str(Path(log_dir).resolve())),
@@ -427,7 +446,3 @@ def entry() -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     os._exit(code if isinstance(code, int) else (0 if code is None else 1))
-
-
-if __name__ == "__main__":
-    entry()

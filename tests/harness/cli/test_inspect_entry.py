@@ -9,9 +9,9 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import get_model
 from inspect_ai.util import registry_info
 
-import harness._inspect_entry as entry_point
-from harness._inspect_entry import lazy_task
-from harness.discovery import discover_tasks, load_task_ref
+import harness.cli.inspect_entry as entry_point
+from harness.cli.discovery import discover_tasks, load_task_ref
+from harness.cli.inspect_entry import lazy_task
 from tests.conftest import REPO_ROOT
 
 
@@ -50,7 +50,7 @@ HEAVY = ("torch", "transformers", "pyod", "vllm", "sklearn", "scipy", "pandas", 
 _IMPORTS = """
 import sys, inspect_ai
 before = set(sys.modules)
-import harness._inspect_entry
+import harness.cli.inspect_entry
 print(" ".join(sorted({m.split(".")[0] for m in set(sys.modules) - before})))
 """
 

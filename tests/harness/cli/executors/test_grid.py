@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import ConfigError
-from harness.discovery import load_task_ref
-from harness.executors import is_grid_request, plan_grid
+from harness.cli.config import ConfigError
+from harness.cli.discovery import load_task_ref
+from harness.cli.executors import is_grid_request, plan_grid
 from tests.conftest import REPO_ROOT
 
 TASKS_FILE = Path(__file__).with_name("grid_tasks.py")
@@ -140,8 +140,8 @@ def test_a_started_attempt_superseded_by_a_finished_retry_is_dropped(tmp_path):
     from inspect_ai.log import list_eval_logs, read_eval_log, write_eval_log
     from inspect_ai.model import get_model
 
-    from harness.executors import drop_superseded_attempts
-    from tests.harness.executors.grid_tasks import sized
+    from harness.cli.executors import drop_superseded_attempts
+    from tests.harness.cli.executors.grid_tasks import sized
 
     model = get_model("scripted/a", reply="2")
     (done,) = inspect_eval(sized(n=2), model=model, log_dir=str(tmp_path), display="none")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from harness.data_command import run_data_command, task_data
+from harness.cli.data_command import run_data_command, task_data
 from harness.hub import HubUnavailableError
 
 TASKS = ["anchor", "dispat", "ood_hallucination"]

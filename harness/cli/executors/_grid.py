@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from harness.config import (
+from harness.cli.config import (
     CONFIG_FIELDS,
     ConfigError,
     EvalConfig,
@@ -25,7 +25,7 @@ from harness.config import (
     convert_value,
     parse_overrides,
 )
-from harness.discovery import TaskEntry
+from harness.cli.discovery import TaskEntry
 
 Executor = Literal["local", "ray"]
 # Options of the grid run itself; never part of a cell.

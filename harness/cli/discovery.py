@@ -7,14 +7,16 @@ the task module only when its function, typed parameters or `RUN_ALL_ARGS` are n
 the tasks, loading inspect's entry point or running one task therefore never imports the other
 tasks and their heavy libraries (torch, transformers, PyOD).
 
-Model roles: every `get_model(role="<name>")` with a literal name in the task's folder (or file),
-plus the names in an optional module-level `ROLES = ("judge", ...)` in `task.py` for roles asked
-for outside the folder. A task that uses none accepts only `model=`.
+What a task declares for the harness (its model roles, generation defaults, whether it calls the
+model under test, how a small `limit` is drawn) is read from literals in its package's
+`__init__.py` or its task module (`harness.cli.declarations`). A task that declares no `ROLES`
+accepts only `model=`.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import importlib.util
 import inspect as pyinspect
@@ -26,6 +28,8 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
+
+from harness.cli.declarations import DeclarationError, TaskDeclarations, read_declarations
 
 
 class TaskLoadError(ImportError):
@@ -89,12 +93,26 @@ class TaskEntry:
     def __repr__(self) -> str:
         return f"TaskEntry({self.name!r}, module={self.module!r}, roles={self.roles!r})"
 
+    @cached_property
+    def declarations(self) -> TaskDeclarations:
+        """What the task declares for the harness (harness.cli.declarations), read from source."""
+        if self.source is None:
+            return TaskDeclarations(roles=self._roles or ())
+        files = [self.source]
+        if _is_package_module(self.module):
+            files.insert(0, self.source.parent / "__init__.py")
+        try:
+            found = read_declarations(*files)
+        except DeclarationError as exc:
+            raise TaskLoadError(f"task '{self.name}': {exc}") from None
+        if self._roles is not None:
+            return dataclasses.replace(found, roles=self._roles)
+        return found
+
     @property
     def roles(self) -> tuple[str, ...]:
-        """The model roles the task asks for (read from source on first use)."""
-        if self._roles is None:
-            self._roles = _source_roles(self) if self.source is not None else ()
-        return self._roles
+        """The model roles the task declares (`ROLES`; role.<name>= accepts exactly these)."""
+        return self.declarations.roles
 
     @property
     def loaded(self) -> bool:
@@ -294,17 +312,6 @@ def _entry_from_source(
     )
 
 
-def _source_roles(entry: TaskEntry) -> tuple[str, ...]:
-    """`ROLES` in the task module plus the roles its folder (or file) asks `get_model` for."""
-    assert entry.source is not None
-    source = entry.source
-    files = sorted(source.parent.rglob("*.py")) if _is_package_module(entry.module) else [source]
-    roles = set(_declared_roles(_parse(source), source))
-    for file in files:
-        roles.update(_requested_roles(_parse(file)))
-    return tuple(sorted(roles))
-
-
 def _parse(path: Path) -> ast.Module:
     try:
         return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -327,45 +334,6 @@ def _task_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctio
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         and any(is_task(d) for d in node.decorator_list)
     ]
-
-
-def _declared_roles(tree: ast.Module, source: Path) -> list[str]:
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else []
-        if isinstance(node, ast.AnnAssign) and node.value is not None:
-            targets = [node.target]
-        if any(isinstance(t, ast.Name) and t.id == "ROLES" for t in targets):
-            value = typing.cast(ast.Assign | ast.AnnAssign, node).value
-            try:
-                roles = ast.literal_eval(typing.cast(ast.expr, value))
-            except ValueError:
-                roles = None
-            if not isinstance(roles, list | tuple | set | frozenset) or not all(
-                isinstance(r, str) for r in roles
-            ):
-                raise TaskLoadError(f"{source}: ROLES must be a literal tuple of role names")
-            return list(roles)
-    return []
-
-
-def _requested_roles(tree: ast.Module) -> set[str]:
-    """Literal role names in `get_model(role="...")` calls."""
-    roles = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-        if called != "get_model":
-            continue
-        for keyword in node.keywords:
-            if (
-                keyword.arg == "role"
-                and isinstance(keyword.value, ast.Constant)
-                and isinstance(keyword.value.value, str)
-            ):
-                roles.add(keyword.value.value)
-    return roles
 
 
 def _source_signature(function: ast.FunctionDef | ast.AsyncFunctionDef) -> pyinspect.Signature:

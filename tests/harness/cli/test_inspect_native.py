@@ -11,10 +11,12 @@ import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 from inspect_ai.util import registry_info
 
-from harness._inspect_entry import NAMESPACED, PACKAGE
-from harness.discovery import discover_tasks
+from harness.cli.discovery import discover_tasks
+from harness.cli.inspect_entry import NAMESPACED, PACKAGE
 from tests.conftest import REPO_ROOT
 
+# pyproject.toml's inspect entry point: the module it names loads harness.cli.inspect_entry.
+_ENTRY_POINT_LINE = 'icml26_harness = "harness._inspect_entry"'
 INSPECT = str(Path(os.environ.get("VIRTUAL_ENV", REPO_ROOT / ".venv")) / "bin" / "inspect")
 
 
@@ -34,7 +36,7 @@ def _only_log(log_dir: Path):
 
 def test_every_task_is_registered_under_the_package_namespace():
     assert PACKAGE == "icml26_harness"
-    assert 'icml26_harness = "harness._inspect_entry"' in (REPO_ROOT / "pyproject.toml").read_text()
+    assert _ENTRY_POINT_LINE in (REPO_ROOT / "pyproject.toml").read_text()
     for name in discover_tasks().tasks:
         info = registry_info(NAMESPACED[name])
         assert info.type == "task" and info.name == f"icml26_harness/{name}"

@@ -1,0 +1,166 @@
+"""`harness plan` / `harness eval ... dry_run=on` and `preset=` on real runs.
+
+The plan's sample and call counts are checked against real scripted runs of the same preset (the
+log's model events), the preset and its overrides against what the log records, a two-model
+sweep on one preset, and (marked `embedded`, ~1-2 min) the estimated wall time against a
+measured smoke run of the embedded model.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
+
+from harness.cli import main
+from harness.cli.config import ConfigError, build_eval_config
+from harness.cli.discovery import discover_tasks
+from harness.cli.plan import make_plans, measure_log, plan_task
+from harness.presets import PRESET_NAMES
+
+TASKS = sorted(discover_tasks().tasks)
+# A reply each task scores (as a miss where it is wrong): the counts do not depend on it.
+REPLY = '<think>t</think>{"answer": true, "reasoning": "r", "bbox": [1, 2, 30, 40]}'
+
+
+def _logs(log_dir: Path) -> list[Path]:
+    return [Path(i.name) for i in list_eval_logs(str(log_dir), recursive=True)]
+
+
+def _eval(tmp_path: Path, *args: str) -> int:
+    return main(["eval", *args, f"log_dir={tmp_path}", "display=none", f"model_arg.reply={REPLY}"])
+
+
+@pytest.mark.parametrize(
+    ("task", "overrides"),
+    [("docval", {}), ("omniverifier", {}), ("omniverifier", {"n": 5})],
+)
+def test_plan_counts_equal_a_scripted_run(tmp_path, task, overrides):
+    args = [f"task={task}", "preset=smoke", "model=scripted/plan"]
+    assert _eval(tmp_path, *args, *(f"{k}={v}" for k, v in overrides.items())) == 0
+    (log,) = _logs(tmp_path)
+    measured = measure_log(log)
+    planned = plan_task(discover_tasks().tasks[task], "smoke", overrides, "scripted/plan")
+    assert planned.samples == measured.samples
+    assert planned.calls == measured.calls  # per role, from the log's model events
+    recorded = read_eval_log(str(log), header_only=True).eval.metadata["harness_preset"]
+    assert recorded["name"] == "smoke"
+    assert recorded["overrides"] == {k: str(v) for k, v in overrides.items()}
+    assert recorded["deviations"] == [
+        f"{k}={v} overrides preset smoke's {k}=14" for k, v in overrides.items()
+    ]
+
+
+def test_plan_reads_its_time_from_the_latest_log_of_the_model(tmp_path, capsys):
+    assert _eval(tmp_path, "task=omniverifier", "preset=smoke", "model=scripted/t", "n=4") == 0
+    wall = measure_log(_logs(tmp_path)[0]).wall_s
+    capsys.readouterr()
+    plans, _ = make_plans(
+        ["task=omniverifier", "preset=smoke", "model=scripted/t", f"log_dir={tmp_path}"]
+    )
+    (plan,) = plans
+    assert "same task's log" in plan.time_source
+    # 14 samples at the 4-sample run's seconds per sample (same tokens per sample)
+    assert plan.est_seconds == pytest.approx(wall / 4 * 14, rel=1e-6)
+    other, _ = make_plans(["task=omniverifier", "preset=smoke", "model=scripted/other"])
+    assert other[0].est_seconds is None  # no log of that model, no throughput given
+
+
+def test_two_model_sweep_on_one_preset_into_one_log_folder(tmp_path):
+    code = _eval(
+        tmp_path, "task=omniverifier", "preset=smoke", "model=scripted/a,scripted/b", "n=3"
+    )
+    assert code == 0
+    headers = [read_eval_log(str(p), header_only=True) for p in _logs(tmp_path)]
+    assert sorted(h.eval.model for h in headers) == ["scripted/a", "scripted/b"]
+    for header in headers:
+        assert header.eval.metadata["harness_preset"]["name"] == "smoke"
+        assert header.eval.metadata["harness_preset_name"] == "smoke"
+        assert header.results is not None and header.results.total_samples == 3
+
+
+def test_preset_over_several_tasks_runs_each_with_its_own_settings(tmp_path):
+    # ood's smoke preset sets the harness option limit=24, docval's does not: one eval each
+    registry = discover_tasks()
+    with pytest.raises(ConfigError, match="limit= differently per task"):
+        build_eval_config(
+            ["task=omniverifier,ood_hallucination", "preset=smoke"],
+            registry.tasks,
+            all_tasks=TASKS,
+        )
+    assert _eval(tmp_path, "task=docval,omniverifier", "preset=smoke", "model=scripted/m") == 0
+    headers = [read_eval_log(str(p), header_only=True) for p in _logs(tmp_path)]
+    assert sorted(h.eval.task.split("/")[-1] for h in headers) == ["docval", "omniverifier"]
+    assert sorted(h.results.total_samples for h in headers if h.results) == [3, 14]
+
+
+def test_paper_preset_records_its_deviations_and_an_explicit_override(tmp_path):
+    registry = discover_tasks()
+    config, task_args, _ = build_eval_config(
+        ["task=ood_hallucination", "preset=paper", "max_new_tokens=64", "limit=5"],
+        registry.tasks,
+        all_tasks=TASKS,
+    )
+    assert config.temperature == 0.0 and config.limit == 5  # the paper is greedy
+    assert task_args["ood_hallucination"]["max_new_tokens"] == 64  # the command line wins
+    assert task_args["ood_hallucination"]["dataset"] == "gsm8k"
+    record = config.preset_records["ood_hallucination"]
+    assert record["overrides"] == {"max_new_tokens": "64"} and record["added"] == {"limit": "5"}
+    assert record["protocol_met"] is False
+    assert any("fDBD's k is not chosen" in d for d in record["deviations"])
+    chosen, _, _ = build_eval_config(
+        ["task=ood_hallucination", "preset=paper", "dataset=csqa"], registry.tasks, all_tasks=TASKS
+    )
+    assert chosen.preset_records["ood_hallucination"]["protocol_met"] is True  # listed "also"
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+@pytest.mark.parametrize("task", TASKS)
+def test_every_task_and_preset_plans_fast_without_a_model(task, preset, capsys):
+    started = time.monotonic()
+    code = main(["plan", f"task={task}", f"preset={preset}", "model=vllm/x", "tokens_per_s=40"])
+    took = time.monotonic() - started
+    out = capsys.readouterr().out
+    assert code == 0 and "plan (no model started)" in out and "estimated wall time" in out
+    assert took < 10, f"plan of {task} {preset} took {took:.1f} s"
+
+
+def test_dry_run_plans_instead_of_running(tmp_path, capsys):
+    code = main(
+        ["eval", "task=correct", "preset=paper", "model=vllm/x", f"log_dir={tmp_path}/logs"]
+        + ["tokens_per_s=40", "dry_run=on"]
+    )
+    out = capsys.readouterr().out
+    assert code == 0 and "plan (no model started)" in out and "correct" in out
+    assert not (tmp_path / "logs").exists()  # nothing ran
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["task=docval"], "plan needs preset=smoke or preset=paper"),
+        (["task=docval", "preset=paper", "n_dcs=3"], "did you mean 'n_docs'"),
+        (["task=nope", "preset=paper"], "unknown task 'nope'"),
+        (["task=docval", "preset=paper", "model=a,b"], "give one model"),
+        (["task=docval", "preset=paper", "tokens_per_s=-1"], "must be positive"),
+    ],
+)
+def test_plan_refuses_bad_input_in_one_line(args, message, capsys):
+    assert main(["plan", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.embedded
+def test_estimate_within_2x_of_a_measured_embedded_smoke_run(tmp_path, capsys):
+    """EMBEDDED CHECK (~1-2 min): probe the in-process back-end, plan docval's smoke preset,
+    run it, and compare the estimated wall time with the measured one."""
+    args = ["task=docval", "preset=smoke", "model=default", "backend=transformers"]
+    (plan,), _ = make_plans([*args, "probe=on"])
+    assert plan.est_seconds is not None and "probe" in plan.time_source
+    started = time.monotonic()
+    assert main(["eval", *args, f"log_dir={tmp_path}", "display=none"]) == 0
+    measured = time.monotonic() - started
+    print(f"docval smoke: estimated {plan.est_seconds:.1f} s, measured {measured:.1f} s")
+    assert 0.5 <= plan.est_seconds / measured <= 2.0, (plan.est_seconds, measured)
