@@ -26,6 +26,8 @@ from ._reaper import forget, launching
 
 SERVER_SOURCE = (Path(__file__).with_name("_server.py")).read_text()
 SERVER_FILE = "bwrap-exec-server.py"
+FILES_SOURCE = (Path(__file__).with_name("_server_files.py")).read_text()
+FILES_FILE = "bwrap_exec_files.py"  # the server's file helper, imported by it
 SOCKET_NAME = "exec.sock"
 _STARTUP_TIMEOUT_S = 60.0
 _ANSWER_SLACK_S = 30.0  # the server enforces the timeout; this only catches a hung server

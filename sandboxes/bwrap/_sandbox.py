@@ -51,7 +51,7 @@ from ._config import WORKDIR, BwrapConfig, config_of
 from ._disk import mount_quota, unmount_all_under
 from ._files import READ_SCRIPT, WRITE_SCRIPT, FileTooLarge, raise_for_file_status
 from ._footprint import HostFootprint
-from ._jail import SERVER_FILE, SERVER_SOURCE, SOCKET_NAME, PersistentJail
+from ._jail import FILES_FILE, FILES_SOURCE, SERVER_FILE, SERVER_SOURCE, SOCKET_NAME, PersistentJail
 from ._probe import BwrapUnavailableError, bwrap_path, require_bwrap
 from ._process import OutputTooLarge, run_process
 from ._reaper import (
@@ -228,8 +228,9 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             drop_to = (self._setpriv, self.server_uid)
         # a root-owned copy in the server's own folder: readable by the server's uid wherever the
         # project lives, unreachable for the sample's uid
-        (ctl / SERVER_FILE).write_text(SERVER_SOURCE)
-        os.chmod(ctl / SERVER_FILE, 0o444)
+        for name, source in ((SERVER_FILE, SERVER_SOURCE), (FILES_FILE, FILES_SOURCE)):
+            (ctl / name).write_text(source)
+            os.chmod(ctl / name, 0o444)
         server = [_JAIL_PYTHON, "-I", "-S", f"{CTL_DIR}/{SERVER_FILE}",
                   f"{CTL_DIR}/{SOCKET_NAME}", json.dumps(self.uid)]  # fmt: skip
         seccomp_fd = self._open_seccomp()

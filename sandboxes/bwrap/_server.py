@@ -34,12 +34,8 @@ later command's environment or memory, nor open its descriptors (its pipes to th
 to the server's uid anyway). It can still see and signal it (same uid): a sample can always kill
 its own commands, and the harness then sees that truthfully as a signal death.
 
-read/write run in a file helper forked from the server (no exec): it closes every descriptor
-but its result pipe, takes the sample's uid as effective (and file-system) uid while its real
-and saved uids stay the server's, drops every capability and only then resolves the path. So the
-path is resolved inside the jail with exactly the sample's rights (/proc/self is the helper,
-which holds nothing), and no process of the sample can signal, trace or open the helper (uids
-differ, not dumpable): the contents written or read never pass through a process it can reach.
+read/write run in a file helper forked from the server (bwrap-exec-files.py, from
+_server_files.py): out of reach of every process of the sample.
 
 Each command runs in a new session, i.e. its own process group. A timeout, an output overflow or
 the host hanging up kills that group, that session and every descendant of the command. Once the
@@ -48,19 +44,22 @@ discarded) in the background after a short grace period, so `cmd &` does not han
 """
 
 import ctypes
-import errno
 import itertools
 import json
 import os
 import selectors
 import signal
 import socket
-import stat
 import struct
 import subprocess
 import sys
 import threading
 import time
+
+# the file helper, copied beside this file into the server's folder (see _jail.py)
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bwrap_exec_files import file_op, set_capabilities  # noqa: E402
 
 _GRACE_S = 0.1  # how long to wait for EOF once the command has exited
 _KILL_ROUNDS = 200
@@ -68,23 +67,15 @@ _PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, _PR_SET_DUMPABLE =
 _CAP_DAC_READ_SEARCH, _CAP_KILL, _CAP_SETGID, _CAP_SETUID = 2, 5, 6, 7
 _KEEP = (1 << _CAP_DAC_READ_SEARCH) | (1 << _CAP_KILL) | (1 << _CAP_SETGID) | (1 << _CAP_SETUID)
 _libc = ctypes.CDLL(None, use_errno=True)
-_WORKDIR = "/workspace"  # relative file paths start here (_config.WORKDIR)
 _UMASK = 0o022  # of commands and written files (as in per_exec mode)
 # a fresh gid per command (see above); gids of system groups (< 10**9) are never used
 _GID_BASE, _GID_SPAN = 1_000_000_000, 1_100_000_000
 _exec_counter = itertools.count(1)
-# _files.py's codes
-_NOT_FOUND, _IS_DIR, _DENIED, _NOT_DIR, _TOO_BIG = 52, 53, 54, 55, 56
-_NOT_REGULAR, _NO_SPACE, _FILE_SIZE = 57, 58, 59
-_KINDS = {stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket", stat.S_IFCHR: "character special file",
-          stat.S_IFBLK: "block special file", stat.S_IFLNK: "symbolic link"}  # fmt: skip
+_IDLE_ACCEPTORS = 2  # acceptor threads kept waiting (see _acceptor)
 
 
 def _set_capabilities(keep):
-    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
-    data = (ctypes.c_uint32 * 6)(keep, keep, 0, 0, 0, 0)  # effective, permitted, inheritable x2
-    if _libc.capset(header, data) != 0:
-        raise OSError(ctypes.get_errno(), "capset failed")
+    set_capabilities(_libc, keep)
 
 
 def _restrict_capabilities():
@@ -208,165 +199,12 @@ def _start(req, uid):
     )
 
 
-# ---------------------------------------------------------------- file helper (read / write)
-
-
-def _missing(path):
-    """The code for a path that does not resolve: NOT_DIR when an ancestor is not a directory."""
-    d = os.path.dirname(path)
-    while d and not os.path.lexists(d):
-        d = os.path.dirname(d)
-    return _NOT_DIR if d and not os.path.isdir(d) else _NOT_FOUND
-
-
-def _kind(mode):
-    return _KINDS.get(stat.S_IFMT(mode), "special file")
-
-
-def _read_file(path, limit):
-    """(code, contents, kind) of reading the regular file `path` (never blocks, never opens a
-    FIFO, socket or device: the type is checked before the open and again on the descriptor)."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return (_NOT_FOUND if os.path.islink(path) else _missing(path)), b"", ""
-    except NotADirectoryError:
-        return _NOT_DIR, b"", ""
-    except OSError as ex:
-        return (_NOT_FOUND if ex.errno == errno.ELOOP else _DENIED), b"", ""
-    if stat.S_ISDIR(st.st_mode):
-        return _IS_DIR, b"", ""
-    if not stat.S_ISREG(st.st_mode):
-        return _NOT_REGULAR, b"", _kind(st.st_mode)
-    if st.st_size > limit:
-        return _TOO_BIG, b"", ""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    except IsADirectoryError:
-        return _IS_DIR, b"", ""
-    except OSError as ex:
-        return (_NOT_REGULAR if ex.errno == errno.ENXIO else _DENIED), b"", ""
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return (_IS_DIR if stat.S_ISDIR(st.st_mode) else _NOT_REGULAR), b"", _kind(st.st_mode)
-        chunks, size = [], 0
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                return _TOO_BIG, b"", ""
-        return 0, b"".join(chunks), ""
-    except OSError:
-        return _DENIED, b"", ""
-    finally:
-        os.close(fd)
-
-
-def _write_file(path, data):
-    """(code, kind) of writing `data` to the regular file `path` (parents made as needed)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        st = None
-    if st is not None and stat.S_ISDIR(st.st_mode):
-        return _IS_DIR, ""
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        return _NOT_REGULAR, _kind(st.st_mode)
-    parent = os.path.dirname(path)
-    try:
-        os.makedirs(parent, exist_ok=True)
-    except OSError:
-        d = parent
-        while d and not os.path.lexists(d):
-            d = os.path.dirname(d)
-        return (_NOT_DIR if d and not os.path.isdir(d) else _DENIED), ""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags, 0o666)
-    except IsADirectoryError:
-        return _IS_DIR, ""
-    except OSError as ex:
-        if ex.errno == errno.ENXIO:
-            return _NOT_REGULAR, "fifo"
-        return (_NO_SPACE if ex.errno in (errno.ENOSPC, errno.EDQUOT) else _DENIED), ""
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):  # swapped in after the check: nothing is written
-            return _NOT_REGULAR, _kind(st.st_mode)
-        os.ftruncate(fd, 0)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        return 0, ""
-    except OSError as ex:
-        if ex.errno in (errno.ENOSPC, errno.EDQUOT):
-            return _NO_SPACE, ""
-        return (_FILE_SIZE if ex.errno == errno.EFBIG else _DENIED), ""
-    finally:
-        os.close(fd)
-
-
-def _become_sample(uid, server_uid):
-    """In the file helper: the sample's uid as effective and file-system uid (real and saved stay
-    the server's, so the sample cannot signal us), its group, no capabilities."""
-    os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(server_uid, uid, server_uid)
-    _set_capabilities(0)
-
-
-def _file_op(req, data, uid):
-    """Run a read or write in the file helper; (code, contents, kind)."""
-    path = req["path"]
-    if not isinstance(path, str) or not path or "\0" in path:
-        return _NOT_FOUND, b"", ""
-    if not path.startswith("/"):
-        path = _WORKDIR + "/" + path
-    limit = int(req.get("cap", 0))
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the helper: nothing of the server's but the result pipe survives
-        try:
-            os.closerange(0, w)
-            os.closerange(w + 1, 1 << 20)
-            null = os.open("/dev/null", os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            os.umask(_UMASK)
-            if uid is not None:
-                _become_sample(uid, os.getuid())
-            if req["op"] == "read":
-                code, out, kind = _read_file(path, limit)
-            else:
-                (code, kind), out = _write_file(path, data), b""
-            reply = json.dumps([code, kind]).encode()
-            os.write(w, struct.pack(">I", len(reply)) + reply)
-            view = memoryview(out)
-            while view:
-                view = view[os.write(w, view) :]
-        finally:
-            os._exit(0)
-    os.close(w)
-    try:
-        with os.fdopen(r, "rb") as result:
-            head = result.read(4)
-            body = result.read(struct.unpack(">I", head)[0]) if len(head) == 4 else b""
-            out = result.read()
-    finally:
-        os.waitpid(pid, 0)
-    if not body:
-        raise OSError("the file helper died")
-    code, kind = json.loads(body)
-    return code, out, kind
-
-
 def _serve(conn, uid):
     n = struct.unpack(">I", _recv_exact(conn, 4))[0]
     req = json.loads(_recv_exact(conn, n))
     data = _recv_exact(conn, int(req.get("input_len", 0)))
     if req.get("op", "exec") in ("read", "write"):
-        code, out, kind = _file_op(req, data, uid)
+        code, out, kind = file_op(req, data, uid)
         _reply(conn, {"status": "exited", "returncode": code}, out, kind.encode())
         return
     cap, timeout = int(req["cap"]), float(req["timeout"])
@@ -493,24 +331,44 @@ def main():
     os.write(1, b"ready\n")
     devnull = os.open("/dev/null", os.O_WRONLY)
     os.dup2(devnull, 1)
-    threading.Thread(target=_acceptor, args=(listener, uid), daemon=True).start()
+    for _ in range(_IDLE_ACCEPTORS):
+        threading.Thread(target=_acceptor, args=(listener, uid), daemon=True).start()
     threading.Event().wait()  # the acceptor threads serve; the server lives until the jail dies
 
 
+class _Pool:
+    """How many acceptor threads wait in accept() right now (under `lock`)."""
+
+    lock = threading.Lock()
+    idle = 0
+
+
 def _acceptor(listener, uid):
-    """Accept a connection, hand accepting over to a new thread, serve the request. The thread
-    that accepted serves (no wake-up of another thread on the path of a request); when no new
-    thread can be started (the sample's process limit), this one keeps accepting itself."""
+    """Accept a connection and serve it in this thread (no wake-up of another thread on the path
+    of a request). A few threads wait in accept() at all times: only when the last idle one takes
+    a connection does it start another (before serving), and a thread that finds enough others
+    idle after serving ends. So a sample running one command at a time never starts a thread per
+    request (a new thread competes for the GIL with the one serving), and concurrent requests
+    each get a thread. When no thread can be started (the sample's process limit), the thread
+    keeps accepting itself."""
     while True:
-        conn, _ = listener.accept()
+        with _Pool.lock:
+            _Pool.idle += 1
         try:
-            threading.Thread(target=_acceptor, args=(listener, uid), daemon=True).start()
-            handed_over = True
-        except RuntimeError:
-            handed_over = False
+            conn, _ = listener.accept()
+        finally:
+            with _Pool.lock:
+                _Pool.idle -= 1
+                last = _Pool.idle == 0
+        if last:
+            try:
+                threading.Thread(target=_acceptor, args=(listener, uid), daemon=True).start()
+            except RuntimeError:
+                pass  # no thread to spare: this one accepts again once it has served
         _handle(conn, uid)
-        if handed_over:
-            return
+        with _Pool.lock:
+            if _Pool.idle >= _IDLE_ACCEPTORS:
+                return
 
 
 if __name__ == "__main__":
