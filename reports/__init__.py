@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._build import ReportResult, build_report
-    from ._compare import Comparison
-    from ._leaderboard import Cell, Leaderboard, Row, build_leaderboard
-    from ._reference import ReferenceRow, ReferenceTable, load_reference, parse_reference
+    from ._headline import headline_text, rank_methods
+    from ._leaderboard import build_leaderboard
+    from ._reference import load_reference, parse_reference
     from ._runs import Run, SkippedLog, read_runs, select_runs
     from ._schema import (
         IntervalSpec,
@@ -23,16 +23,18 @@ if TYPE_CHECKING:
         load_schema,
         parse_schema,
     )
+    from ._types import Cell, Comparison, Leaderboard, ReferenceRow, ReferenceTable, Row
 
 # Names load on first use: `harness eval`'s summary needs only the schema reader, and the
 # leaderboard modules pull in SciPy and matplotlib (seconds on a loaded 2-core machine).
 _SOURCES = {
     **dict.fromkeys(("ReportResult", "build_report"), "._build"),
-    "Comparison": "._compare",
-    **dict.fromkeys(("Cell", "Leaderboard", "Row", "build_leaderboard"), "._leaderboard"),
     **dict.fromkeys(
-        ("ReferenceRow", "ReferenceTable", "load_reference", "parse_reference"), "._reference"
+        ("Cell", "Comparison", "Leaderboard", "ReferenceRow", "ReferenceTable", "Row"), "._types"
     ),
+    **dict.fromkeys(("headline_text", "rank_methods"), "._headline"),
+    "build_leaderboard": "._leaderboard",
+    **dict.fromkeys(("load_reference", "parse_reference"), "._reference"),
     **dict.fromkeys(("Run", "SkippedLog", "read_runs", "select_runs"), "._runs"),
     **dict.fromkeys(
         (
@@ -77,10 +79,12 @@ __all__ = [
     "build_leaderboard",
     "build_report",
     "generic_schema",
+    "headline_text",
     "load_reference",
     "load_schema",
     "parse_reference",
     "parse_schema",
+    "rank_methods",
     "read_runs",
     "select_runs",
 ]

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ._leaderboard import Leaderboard, build_leaderboard
+from ._csv import write_csv, write_skipped_csv
+from ._html import render_html
+from ._leaderboard import build_leaderboard
+from ._markdown import render_markdown
 from ._plots import plots_for
+from ._public import public_text
 from ._reference import load_reference
-from ._render import (
-    ReportScope,
-    board_view,
-    render_html,
-    render_markdown,
-    write_csv,
-    write_skipped_csv,
-)
-from ._runs import Run, SkippedLog, read_runs, select_runs
+from ._runs import DAMAGED, Run, SkippedLog, read_runs, select_runs
 from ._schema import generic_schema, load_schema
+from ._types import Leaderboard
+from ._view import ReportScope, board_view
+
+MERGED = "same configuration and results as "
 
 
 @dataclass
@@ -56,7 +57,10 @@ def build_report(
     log_dir, out_dir = Path(log_dir), Path(out_dir)
     runs, unreadable = read_runs(log_dir)
     selected, superseded = select_runs(runs)
-    skipped = unreadable + superseded
+    skipped = [_instead(s, selected) for s in unreadable] + superseded
+    for s in skipped:
+        if s.reason.startswith(DAMAGED):  # said while the report is built, not only in it
+            print(f"harness report: skipped {s.path}: {public_text(s.reason)}", file=sys.stderr)
 
     boards: list[Leaderboard] = []
     views = []
@@ -74,6 +78,13 @@ def build_report(
             n_boot=n_boot,
             seed=seed,
         )
+        merged = [x for x in superseded if x.task == task and x.reason.startswith(MERGED)]
+        if merged:
+            lb.notes.append(
+                f"{len(merged)} configuration(s) ran by both harness eval and inspect eval with "
+                "the same results: merged into one row each (the other log is listed under "
+                "Skipped logs)"
+            )
         boards.append(lb)
         views.append(board_view(lb, plots_for(lb)))
 
@@ -93,3 +104,13 @@ def build_report(
     write_csv(result.csv, boards)
     write_skipped_csv(result.skipped_csv, skipped)
     return result
+
+
+def _instead(skip: SkippedLog, selected: list[Run]) -> SkippedLog:
+    """A damaged log whose run has an intact log among those used says which one."""
+    if not skip.reason.startswith(DAMAGED) or not skip.eval_id:
+        return skip
+    for run in selected:
+        if run.eval_id == skip.eval_id:
+            return replace(skip, reason=f"{skip.reason}; using {run.name}, an intact log of it")
+    return skip

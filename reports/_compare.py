@@ -8,8 +8,6 @@ the same indices. Kernels and tests are :mod:`scorers.stats`'s.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,24 +19,8 @@ from scorers.stats import (
     paired_bootstrap_statistic_diff,
 )
 
+from ._types import Comparison, Leaderboard, Row
 from ._values import CURVE_KINDS, SampleValues
-
-if TYPE_CHECKING:
-    from ._leaderboard import Leaderboard, Row
-
-
-@dataclass
-class Comparison:
-    metric_id: str
-    baseline: str  # label of the row compared against
-    delta: float
-    low: float
-    high: float
-    p_value: float
-    test: str
-    n_paired: int
-    p_holm: float = math.nan
-    note: str = ""
 
 
 def paired_test(
@@ -50,7 +32,7 @@ def paired_test(
         return None, "", len(shared), f"only {len(shared)} shared sample(s)"
     a2, b2 = a.subset(shared), b.subset(shared)
     note = ""
-    if a.kind in CURVE_KINDS and not np.array_equal(a2.y, b2.y):
+    if a.kind in CURVE_KINDS and not np.array_equal(np.asarray(a2.y), np.asarray(b2.y)):
         return None, "", len(shared), "labels differ between the runs on shared samples"
     if a.kind in ("mean", "binary"):
         d = paired_bootstrap_diff(a2.x, b2.x, n_boot=n_boot, seed=seed)
@@ -90,9 +72,10 @@ def compare_rows(lb: Leaderboard, baseline: str | None, n_boot: int, seed: int) 
         lb.notes.append(f"baseline '{baseline}' is neither a model nor a method of this task")
     elif lb.schema.baseline_method and any(r.method == lb.schema.baseline_method for r in lb.rows):
         baseline, mode = lb.schema.baseline_method, "method"
-    if mode is None:
+    if mode is None or baseline is None:
         return
     lb.baseline = f"{mode} {baseline}"
+    base_name: str = baseline
 
     def partner(row: Row) -> Row | None:
         for other in lb.rows:
@@ -102,13 +85,13 @@ def compare_rows(lb: Leaderboard, baseline: str | None, n_boot: int, seed: int) 
                 continue
             if mode == "model":
                 if (
-                    row_matches_model(other, baseline)
+                    row_matches_model(other, base_name)
                     and other.method == row.method
                     and other.settings == row.settings
                 ):
                     return other
             elif (
-                other.method == baseline
+                other.method == base_name
                 and other.model == row.model
                 and other.settings == row.settings
             ):
@@ -116,7 +99,7 @@ def compare_rows(lb: Leaderboard, baseline: str | None, n_boot: int, seed: int) 
         return None
 
     for row in lb.rows:
-        is_base = row_matches_model(row, baseline) if mode == "model" else row.method == baseline
+        is_base = row_matches_model(row, base_name) if mode == "model" else row.method == base_name
         if is_base:
             continue
         base = partner(row)
@@ -134,6 +117,8 @@ def compare_rows(lb: Leaderboard, baseline: str | None, n_boot: int, seed: int) 
                     metric.id, base.label, math.nan, math.nan, math.nan, math.nan, "", n, note=note
                 )
                 continue
+            if not math.isfinite(result.delta):
+                note = note or _why_undefined(row, base, metric.id, n)
             row.comparisons[metric.id] = Comparison(
                 metric.id,
                 base.label,
@@ -150,3 +135,12 @@ def compare_rows(lb: Leaderboard, baseline: str | None, n_boot: int, seed: int) 
     adjusted = holm_adjust([c.p_value for c in comps])
     for c, p in zip(comps, adjusted, strict=False):
         c.p_holm = float(p)
+
+
+def _why_undefined(row: Row, base: Row, metric_id: str, n: int) -> str:
+    """Why a difference has no value: the metric is undefined on a side (e.g. one class)."""
+    for side in (row, base):
+        cell = side.cells.get(metric_id)
+        if cell is not None and cell.undefined:
+            return f"undefined: {cell.undefined}"
+    return f"undefined on the {n} paired samples"

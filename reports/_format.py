@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ._compare import Comparison
-from ._leaderboard import Cell
 from ._schema import MetricSpec
+from ._types import Cell, Comparison, ReferenceMatch
 
 DASH = "—"
 
@@ -16,7 +15,7 @@ def finite(x: float | None) -> bool:
 
 
 def fmt_value(v: float | None, metric: MetricSpec) -> str:
-    if not finite(v):
+    if v is None or not finite(v):
         return DASH
     if metric.format == "percent":
         return f"{100 * v:.1f}%"
@@ -53,7 +52,7 @@ def fmt_delta(c: Comparison, metric: MetricSpec) -> str:
 
 
 def fmt_p(p: float | None) -> str:
-    if not finite(p):
+    if p is None or not finite(p):
         return DASH
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
@@ -68,3 +67,16 @@ def better(c: Comparison, metric: MetricSpec) -> str:
     if sign * c.low < 0 and sign * c.high < 0:
         return "worse"
     return ""
+
+
+def fmt_reference(match: ReferenceMatch, metric: MetricSpec, numbers: str) -> str:
+    """A reference number as the report shows it: what it is, its value, and the model it was
+    measured on where there is one (a PyOD run has none)."""
+    model = match.ref.model.strip()
+    who = f" ({model})" if model and model.lower() not in ("none", "-", "n/a") else ""
+    return f"{numbers} {fmt_value(match.value, metric)}{who}".strip()
+
+
+def fmt_count_share(k: int, n: int) -> str:
+    """``k/n (p%)``, or — when nothing was counted."""
+    return f"{k}/{n} ({100 * k / n:.0f}%)" if n else DASH

@@ -7,19 +7,21 @@ comparisons and Holm ``_compare``, paper numbers ``_reference``.
 from __future__ import annotations
 
 import math
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ._compare import Comparison, compare_rows
-from ._reference import ReferenceMatch, ReferenceTable, match_reference
+from ._compare import compare_rows
+from ._reference import match_reference
 from ._runs import Run, fmt_arg
-from ._samples import SampleRow, lookup, read_sample_rows
-from ._schema import IntervalSpec, LeaderboardSchema, MetricSpec, headline_of
-from ._values import cell_interval, collect_values
+from ._samples import SampleRow, lookup, read_sample_rows, to_float
+from ._schema import IntervalSpec, LeaderboardSchema, MetricSpec
+from ._schema import key_regex as _key_regex
+from ._types import Cell, Leaderboard, ReferenceTable, Row
+from ._values import CURVE_KINDS, SampleValues, cell_interval, collect_values
+
+__all__ = ["MISSING_PART", "POOLED_PART", "Cell", "Leaderboard", "Row", "build_leaderboard"]
 
 # Metrics inspect adds beside a value; our bootstrap interval replaces them in the table.
 _AUX_METRICS = ("stderr",)
@@ -27,75 +29,6 @@ _GENERIC_MEAN_METRICS = ("accuracy", "mean")
 # Part labels for schemas with ``split_rows_by``: the whole run, and samples without the field.
 POOLED_PART = "all"
 MISSING_PART = "(none)"
-
-
-@dataclass
-class Cell:
-    value: float = math.nan
-    low: float = math.nan
-    high: float = math.nan
-    n: int = 0
-    interval: str = ""  # method of the interval ("bootstrap", "Wilson", ...), "" when none
-    note: str = ""
-
-    @property
-    def present(self) -> bool:
-        return math.isfinite(self.value)
-
-
-@dataclass
-class Row:
-    run: Run
-    model: str
-    method: str
-    settings: dict[str, str]
-    scorer: str | None  # methods_from_scorers: the scorer this row reads
-    method_key: str | None = None  # {method} templates: the method substituted into keys
-    # split_rows_by: the part this row shows (POOLED_PART for the whole run); None: no split
-    part: str | None = None
-    run_parts: tuple[str, ...] = ()  # every part of this row's run (empty: no split)
-    is_slice: bool = False  # True: cells come from a part's samples only, never the log header
-    cells: dict[str, Cell] = field(default_factory=dict)
-    comparisons: dict[str, Comparison] = field(default_factory=dict)
-    samples: int = 0
-    scored: int = 0
-    model_failures: int = 0
-    infra_errors: int = 0
-    # scored samples whose reply did not parse (a subset of model_failures; see _count_outcomes)
-    format_failures: int = 0
-    truncated: int = 0  # scored samples whose reply was cut by the token limit
-    # metric id -> (fpr, tpr) for ROC plots
-    roc: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
-    # metric id -> per-sample values by sample key (for paired tests and plots)
-    per_sample: dict[str, Any] = field(default_factory=dict)
-    sample_rows: list[SampleRow] = field(default_factory=list, repr=False)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def label(self) -> str:
-        parts = [self.model]
-        if self.method:
-            parts.append(self.method)
-        parts.extend(f"{k}={v}" for k, v in self.settings.items())
-        if self.part is not None:
-            parts.append(self.part)
-        return " · ".join(parts)
-
-
-@dataclass
-class Leaderboard:
-    task: str
-    schema: LeaderboardSchema
-    metrics: list[MetricSpec]
-    rows: list[Row]
-    baseline: str | None = None
-    reference: ReferenceTable | None = None
-    reference_matches: list[ReferenceMatch] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def headline(self) -> MetricSpec | None:
-        return headline_of(self.metrics)
 
 
 # ------------------------------------------------------------------ building
@@ -109,20 +42,6 @@ def _method_of(run: Run, schema: LeaderboardSchema) -> tuple[str, str | None]:
 
 
 _BOUND_SUFFIXES = ("_lo", "_hi", "_low", "_high", "_ci_low", "_ci_high", "_stderr")
-
-
-def _key_regex(template: str) -> re.Pattern[str]:
-    """``<scorer>/<metric>`` template -> regex (``*`` = any scorer, ``{method}`` = a method: one
-    path segment, so ``*/{method}/auroc`` reads ``dispat/KNN/auroc`` but not the per-dataset
-    ``dispat/wbc/KNN/auroc`` beside it)."""
-    scorer, _, name = template.partition("/") if "/" in template else ("*", "", template)
-    scorer_re = "(?P<scorer>[^/]+)" if scorer in ("*", "{scorer}") else re.escape(scorer)
-    parts = re.split(r"(\{method\}|\{scorer\})", name)
-    name_re = "".join(
-        "(?P<method>[^/]+)" if p == "{method}" else "[^/]+" if p == "{scorer}" else re.escape(p)
-        for p in parts
-    )
-    return re.compile(f"{scorer_re}/{name_re}")
 
 
 def _uses_method_template(schema: LeaderboardSchema) -> bool:
@@ -214,7 +133,7 @@ def _extra_metrics(
 
 
 def _covered_keys(run: Run, schema: LeaderboardSchema) -> set[str]:
-    keys = set()
+    keys: set[str] = set()
     for template in (k for m in schema.metrics for k in m.keys):
         rx = _key_regex(template)
         keys.update(k for k in run.metrics if rx.fullmatch(k))
@@ -286,10 +205,35 @@ def _count_outcomes(row: Row, samples: list[SampleRow], schema: LeaderboardSchem
             row.truncated += 1
         elif scores and (
             status == "format_failure"
-            or (status is None and failed and s.limit is None)
+            or (
+                status is None
+                and failed
+                and s.limit is None
+                and not _headline_success(row, s, schema)
+            )
             or any(sc["metadata"].get("format_failure") for sc in scores.values())
         ):
             row.format_failures += 1
+
+
+def _headline_success(row: Row, sample: SampleRow, schema: LeaderboardSchema) -> bool:
+    """Whether the sample scored full marks on the headline metric's per-sample 0/1 value: a
+    failure key set on such a sample (agent_stress: a planted fault, contained as planned) is
+    no reply that failed to parse."""
+    head = schema.headline
+    if head is None or head.direction != "higher" or not head.interval.value:
+        return False
+    if head.interval.kind not in ("auto", "binary", "mean"):
+        return False
+    path = _subst(head.interval.value, row.method_key) or ""
+    scorers: list[str | None] = [row.scorer] if row.scorer else [*sample.scores] or [None]
+    for scorer in scorers:
+        try:
+            value = to_float(lookup(sample, path, scorer))
+        except KeyError:
+            continue
+        return value == 1.0
+    return False
 
 
 def _reply_status(scores: dict[str, dict[str, Any]]) -> str | None:
@@ -338,6 +282,8 @@ def build_leaderboard(
         {k for r in runs for k in r.model_roles if len({x.model_roles.get(k) for x in runs}) > 1}
     )
 
+    # Runs with fewer scored samples than the task declares comparable are smoke runs.
+    min_n = reference.min_samples if reference is not None else None
     rows: list[Row] = []
     for run in runs:
         method, _ = _method_of(run, schema)
@@ -348,6 +294,7 @@ def build_leaderboard(
         except Exception as exc:  # noqa: BLE001 - a log whose samples cannot be read is noted
             samples = []
             notes.append(f"{run.path}: sample summaries unreadable ({type(exc).__name__}: {exc})")
+        run_scored = sum(1 for x in samples if x.error is None and x.scores)
         # (method label, scorer fixed for the row, value substituted for {method})
         specs: list[tuple[str, str | None, str | None]]
         if schema.methods_from_scorers:
@@ -378,6 +325,7 @@ def build_leaderboard(
                     is_slice=is_slice,
                     sample_rows=part_samples,
                 )
+                row.smoke = min_n is not None and run_scored < min_n
                 _count_outcomes(row, part_samples, schema)
                 for metric in metrics:
                     _fill_cell(row, metric, part_samples, n_boot, seed)
@@ -385,6 +333,12 @@ def build_leaderboard(
 
     if any(r.is_slice for r in rows):
         notes.append(_split_note(schema))
+    if reference is not None and any(r.smoke for r in rows):
+        notes.append(
+            f"smoke runs (fewer than {min_n} scored samples, the task's minimum in "
+            f"{reference.path}, report.min_samples): marked, and never set "
+            f"against the {reference.numbers} numbers"
+        )
     lb = Leaderboard(
         task=task, schema=schema, metrics=metrics, rows=rows, notes=notes, reference=reference
     )
@@ -458,7 +412,24 @@ def _fill_cell(
         note = f"no interval: {note}"
     elif row.is_slice and logged and metric.interval.kind == "none":
         note = "only a run-level value in the log (no per-sample path): not shown for parts"
+    if not cell.present:
+        cell.undefined = _undefined(metric, vals, logged and not row.is_slice)
+        if cell.undefined:
+            note = f"undefined: {cell.undefined}"
     if not cell.present and metric.from_schema:
         note = note or f"'{_subst(metric.key, row.method_key)}' not in this log"
     cell.note = note
     row.cells[metric.id] = cell
+
+
+def _undefined(metric: MetricSpec, vals: SampleValues | None, logged: bool) -> str:
+    """Why a metric the run has (logged, or per-sample values) has no value; "" when absent."""
+    if vals is not None and vals.kind in CURVE_KINDS and vals.y is not None:
+        if np.unique(vals.y).size < 2:
+            return (
+                f"one class only among the {vals.y.size} scored samples "
+                f"({metric.display} needs both classes)"
+            )
+    if vals is not None:
+        return f"not a number on the {len(vals.keys)} scored samples"
+    return "not a number in the log" if logged else ""

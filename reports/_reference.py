@@ -9,67 +9,19 @@ and the metric agree.
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
 from ._runs import fmt_arg
+from ._schema import MetricSpec
+from ._taskfiles import task_dirs
+from ._types import Cell, Leaderboard, ReferenceMatch, ReferenceRow, ReferenceTable, Row
 
-if TYPE_CHECKING:
-    from ._leaderboard import Cell, Leaderboard, Row
-    from ._schema import MetricSpec
-
-_REPO_TASKS = Path(__file__).resolve().parent.parent / "tasks"
 # Task-argument names that select a dataset (reference rows are matched against their values).
 _DATASET_ARG_HINTS = ("dataset", "subset")
-
-
-@dataclass(frozen=True)
-class ReferenceRow:
-    model: str
-    metric: str
-    value: float
-    method: str | None = None
-    dataset: str | None = None
-    note: str = ""
-    scaled: bool = False  # the file gave an explicit 'scale' (so no percent guessing)
-
-
-@dataclass
-class ReferenceTable:
-    task: str
-    paper: str
-    source: str
-    path: str
-    rows: list[ReferenceRow] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class ReferenceMatch:
-    ref: ReferenceRow
-    metric_id: str | None
-    value: float  # in our units
-    ours: list[tuple[str, Cell]]  # (row label, cell)
-    note: str = ""
-
-
-def task_dirs() -> list[Path]:
-    """Candidate directories holding ``<task>/reference.yaml``."""
-    dirs: list[Path] = []
-    try:
-        spec = importlib.util.find_spec("tasks")
-    except (ImportError, ValueError):
-        spec = None
-    if spec is not None and spec.submodule_search_locations:
-        dirs.extend(Path(p) for p in spec.submodule_search_locations)
-    if _REPO_TASKS.is_dir() and _REPO_TASKS not in dirs:
-        dirs.append(_REPO_TASKS)
-    return dirs
 
 
 def _scale(raw: dict[str, Any], top: Any, where: str) -> float:
@@ -93,6 +45,7 @@ def parse_reference(data: Any, task: str, path: str) -> ReferenceTable:
         return table
     table.paper = str(data.get("paper", ""))
     table.source = str(data.get("source", ""))
+    _parse_report_key(table, data.get("report"), path)
     rows = data.get("rows") or []
     if not isinstance(rows, list):
         table.notes.append(f"{path}: 'rows' must be a list; ignored")
@@ -127,6 +80,30 @@ def parse_reference(data: Any, task: str, path: str) -> ReferenceTable:
             )
         )
     return table
+
+
+def _parse_report_key(table: ReferenceTable, raw: Any, path: str) -> None:
+    """``report: {min_samples: N, numbers: "<what the numbers are>"}``; bad fields are notes."""
+    if raw is None:
+        return
+    if not isinstance(raw, dict):
+        table.notes.append(f"{path}: 'report' must be a mapping; ignored")
+        return
+    unknown = sorted(set(raw) - {"min_samples", "numbers"})
+    if unknown:
+        table.notes.append(f"{path}: report: unknown field(s) {unknown}; ignored")
+    n = raw.get("min_samples")
+    if n is not None:
+        if isinstance(n, int) and not isinstance(n, bool) and n >= 1:
+            table.min_samples = n
+        else:
+            table.notes.append(f"{path}: report.min_samples must be a positive integer, got {n!r}")
+    numbers = raw.get("numbers")
+    if numbers is not None:
+        if isinstance(numbers, str) and numbers.strip():
+            table.numbers = numbers.strip()
+        else:
+            table.notes.append(f"{path}: report.numbers must be a non-empty text, got {numbers!r}")
 
 
 def load_reference(task: str, dirs: list[Path] | None = None) -> ReferenceTable | None:
@@ -171,7 +148,7 @@ def match_reference(lb: Leaderboard) -> None:
         ours: list[tuple[str, Cell]] = []
         if metric is not None:
             for row in lb.rows:
-                if not row_matches_ref(row, r):
+                if row.smoke or not row_matches_ref(row, r):
                     continue
                 cell = row.cells.get(metric.id)
                 if cell is not None and cell.present:
@@ -218,7 +195,10 @@ def row_matches_ref(row: Row, ref: ReferenceRow) -> bool:
 
 
 def reference_for_row(lb: Leaderboard, row: Row, metric: MetricSpec) -> ReferenceMatch | None:
-    """The first reference number for this row's method and ``metric`` (for the table column)."""
+    """The first reference number for this row's method and ``metric`` (for the table column);
+    never for a smoke run."""
+    if row.smoke:
+        return None
     for m in lb.reference_matches:
         if m.metric_id == metric.id and row_matches_ref(row, m.ref):
             return m

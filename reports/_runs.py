@@ -1,9 +1,12 @@
 """Find the runs in a log directory and pick the ones a report uses.
 
 Rule (stated in the report): per (task, model, model roles, task arguments, constrained decoding,
-model arguments and generation settings) the **latest run whose status is ``success``** is used. Every other log is listed as skipped with the reason: superseded
-by a newer complete run, unfinished (``started``), cancelled, failed (``error``), or unreadable.
-Only headers are read here (``read_eval_log(header_only=True)``).
+model arguments and generation settings) the **latest run whose status is ``success``** is used.
+Every other log is listed as skipped with the reason: superseded by a newer complete run (or, a
+`harness eval` and an `inspect eval` run of one configuration with the same results, merged into
+one row), unfinished (``started``), cancelled, failed (``error``), damaged (its integrity check
+failed: ``_integrity``) or unreadable. Only headers are read here
+(``read_eval_log(header_only=True)``), after the whole file passed its integrity check.
 
 "Latest" is ordered by the run's start (``eval.created``), then its end (``stats.completed_at``),
 then when its log file was last written, then the path. inspect stamps both times to the
@@ -15,13 +18,20 @@ time (nanoseconds) then says which finished writing last. The path alone (inspec
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from inspect_ai.log import EvalLog, read_eval_log
 
+from ._integrity import integrity_problem
+
 _LOG_SUFFIXES = (".eval", ".json")
+# Providers that never decode (a script or a mock answers): constrained decoding does not apply.
+_NON_DECODING = ("scripted/", "mockllm/")
+HARNESS_EVAL, INSPECT_EVAL = "harness eval", "inspect eval"
+DAMAGED = "damaged log (integrity check failed: "
 
 
 @dataclass(frozen=True)
@@ -30,6 +40,7 @@ class SkippedLog:
     task: str | None
     model: str | None
     reason: str
+    eval_id: str = ""  # where the header says it (a damaged copy of a run that was used)
 
 
 @dataclass
@@ -59,6 +70,16 @@ class Run:
     settings: dict[str, Any] = field(default_factory=dict)
     # the settings that tell this run apart from a selected run of the same task and model
     distinct: dict[str, Any] = field(default_factory=dict)
+    # what ran it: `harness eval` (its metadata is in the log) or `inspect eval`
+    via: str = INSPECT_EVAL
+
+    @property
+    def decoding(self) -> str:
+        """``on`` when the model decoded under constraints; ``off`` otherwise, including a run
+        that does not say (inspect eval: off is the default) and a model that never decodes."""
+        if self.constrained == "on" and not self.model.startswith(_NON_DECODING):
+            return "on"
+        return "off"
 
     @property
     def key(self) -> tuple[str, str, str, str, str, str]:
@@ -69,7 +90,7 @@ class Run:
             self.model,
             json.dumps(self.model_roles, sort_keys=True),
             json.dumps(self.task_args, sort_keys=True, default=str),
-            self.constrained,
+            self.decoding,
             json.dumps(self.settings, sort_keys=True, default=str),
         )
 
@@ -77,7 +98,7 @@ class Run:
     def model_label(self) -> str:
         """The model as leaderboards name it: constrained decoding, and the settings that tell
         two runs of one task and model apart, are said beside the name."""
-        label = f"{self.model} (constrained)" if self.constrained == "on" else self.model
+        label = f"{self.model} (constrained)" if self.decoding == "on" else self.model
         if self.distinct:
             label += " [" + ", ".join(f"{k}={fmt_arg(v)}" for k, v in self.distinct.items()) + "]"
         return label
@@ -147,6 +168,9 @@ def run_from_header(path: str, log: EvalLog) -> Run:
         error=(log.error.message if log.error is not None else None),
         constrained=_constrained(meta),
         settings=_settings(log),
+        via=HARNESS_EVAL
+        if isinstance(meta, dict) and any(str(k).startswith("harness_") for k in meta)
+        else INSPECT_EVAL,
     )
 
 
@@ -200,6 +224,10 @@ def read_runs(log_dir: Path) -> tuple[list[Run], list[SkippedLog]]:
     skipped: list[SkippedLog] = []
     for path in discover_logs(log_dir):
         rel = str(path.relative_to(log_dir))
+        problem = integrity_problem(path)
+        if problem is not None:
+            skipped.append(_damaged(rel, path, problem))
+            continue
         try:
             log = read_eval_log(str(path), header_only=True)
         except Exception as exc:  # noqa: BLE001 - any unreadable log is reported, not fatal
@@ -217,6 +245,20 @@ def read_runs(log_dir: Path) -> tuple[list[Run], list[SkippedLog]]:
                 SkippedLog(rel, None, None, f"malformed log header ({type(exc).__name__}: {exc})")
             )
     return runs, skipped
+
+
+def _damaged(rel: str, path: Path, problem: str) -> SkippedLog:
+    """A log that failed its integrity check, named by task and model where its header (read
+    on its own) still says them."""
+    task = model = None
+    eval_id = ""
+    try:
+        log = read_eval_log(str(path), header_only=True)
+        task, model = task_short_name(log.eval.task), str(log.eval.model)
+        eval_id = str(log.eval.eval_id)
+    except Exception:  # noqa: BLE001, S110 - the damage may reach the header too
+        pass
+    return SkippedLog(rel, task, model, f"{DAMAGED}{problem}); not used", eval_id)
 
 
 _STATUS_REASON = {
@@ -255,12 +297,29 @@ def select_runs(runs: list[Run]) -> tuple[list[Run], list[SkippedLog]]:
                     reason += "; no complete run of this configuration exists"
                 else:
                     reason += f"; using {chosen.name}"
+            elif chosen is not None and run.via != chosen.via and same_results(run, chosen):
+                reason = (
+                    f"same configuration and results as {chosen.name} (a {HARNESS_EVAL} and an "
+                    f"{INSPECT_EVAL} run of it): merged into one row"
+                )
             else:
                 reason = f"superseded by newer complete run {chosen.name}" if chosen else "?"
             skipped.append(SkippedLog(run.path, run.task, run.model, reason))
     _label_distinct(selected)
     selected.sort(key=lambda r: (r.task, r.model, r.key[3], r.key[5]))
     return selected, skipped
+
+
+def same_results(a: Run, b: Run) -> bool:
+    """The same samples and the same logged metrics (NaN equal to NaN)."""
+    if (a.completed_samples, a.total_samples) != (b.completed_samples, b.total_samples):
+        return False
+    if a.metrics.keys() != b.metrics.keys():
+        return False
+    return all(
+        (math.isnan(x) and math.isnan(y)) or x == y
+        for x, y in ((a.metrics[k], b.metrics[k]) for k in a.metrics)
+    )
 
 
 def _label_distinct(selected: list[Run]) -> None:

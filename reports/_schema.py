@@ -7,13 +7,14 @@ without one get :func:`generic_schema`, which lists every metric the logs hold.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 
-from reports._reference import task_dirs
+from ._taskfiles import task_dirs
 
 SCHEMA_FILE = "leaderboard.yaml"
 
@@ -315,3 +316,17 @@ def headline_of(metrics: tuple[MetricSpec, ...] | list[MetricSpec]) -> MetricSpe
         if m.headline:
             return m
     return metrics[0] if metrics else None
+
+
+def key_regex(template: str) -> re.Pattern[str]:
+    """``<scorer>/<metric>`` template -> regex (``*`` = any scorer, ``{method}`` = a method: one
+    path segment, so ``*/{method}/auroc`` reads ``dispat/KNN/auroc`` but not the per-dataset
+    ``dispat/wbc/KNN/auroc`` beside it)."""
+    scorer, _, name = template.partition("/") if "/" in template else ("*", "", template)
+    scorer_re = "(?P<scorer>[^/]+)" if scorer in ("*", "{scorer}") else re.escape(scorer)
+    parts = re.split(r"(\{method\}|\{scorer\})", name)
+    name_re = "".join(
+        "(?P<method>[^/]+)" if p == "{method}" else "[^/]+" if p == "{scorer}" else re.escape(p)
+        for p in parts
+    )
+    return re.compile(f"{scorer_re}/{name_re}")

@@ -118,3 +118,39 @@ def correct_report(correct_logs, correct_reference_dir, tmp_path_factory):
     root, _ = correct_logs
     out = tmp_path_factory.mktemp("correct_out")
     return build_report(root, out, n_boot=500, reference_dirs=[correct_reference_dir])
+
+
+# ------------------------------------------------- issue 31: folders shaped like a first hour
+
+
+@pytest.fixture(scope="session")
+def run_all_logs(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
+    from _toy_folders import build_run_all_dir
+
+    root = tmp_path_factory.mktemp("run_all_logs") / "logs"
+    return root, build_run_all_dir(root)
+
+
+@pytest.fixture(scope="session")
+def fourteen_logs(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
+    from _toy_folders import build_fourteen_run_dir
+
+    root = tmp_path_factory.mktemp("fourteen_logs") / "logs"
+    return root, build_fourteen_run_dir(root)
+
+
+@pytest.fixture(scope="session")
+def run_all_report(run_all_logs, tmp_path_factory):
+    """The packaged schemas and paper numbers on a `make run`-like folder."""
+    from reports import build_report
+
+    root, _ = run_all_logs
+    return build_report(root, tmp_path_factory.mktemp("run_all_out"), n_boot=200)
+
+
+@pytest.fixture(scope="session")
+def fourteen_report(fourteen_logs, tmp_path_factory):
+    from reports import build_report
+
+    root, _ = fourteen_logs
+    return build_report(root, tmp_path_factory.mktemp("fourteen_out"), n_boot=200)

@@ -170,3 +170,103 @@ def test_summary_first_and_no_table_wider_than_1400px_with_more_closed(toy_repor
     assert first == "summary"
     assert int(summary) == len(toy_report.leaderboards) == 3
     assert int(best) >= 1
+
+
+# ------------------------------------------ issue 31: the page a first hour leaves, at 1400 px
+
+SCREEN = (1400, 900)
+MAX_SCREENS = 6
+
+_PAGE_PROBE = """
+<script>
+window.addEventListener("load", function () {
+  var doc = document.documentElement, widest = 0, widestName = "";
+  function hidden(el) {  // a closed <details> hides its content without display: none
+    return el.offsetParent === null || el.closest("details:not([open])") !== null;
+  }
+  document.querySelectorAll("table").forEach(function (t) {
+    if (hidden(t)) { return; }  // inside a closed fold
+    var w = t.getBoundingClientRect().width;
+    if (w > widest) { widest = w; widestName = t.className + "#" + (t.id || ""); }
+  });
+  function visibleRows(selector) {
+    var n = 0;
+    document.querySelectorAll(selector).forEach(function (tr) { if (!hidden(tr)) { n++; } });
+    return n;
+  }
+  var out = {
+    height: doc.scrollHeight, scrollWidth: doc.scrollWidth, clientWidth: doc.clientWidth,
+    widest: Math.round(widest), widestName: widestName,
+    openFolds: document.querySelectorAll("details[open]").length,
+    folds: document.querySelectorAll("details").length,
+    settingsCells: visibleRows("table.leaderboard td.settings"),
+    groupRows: visibleRows("table.leaderboard tr.run-group"),
+    dispatGroups: document.querySelectorAll("#lb-dispat tr.run-group").length,
+    dispatRows: visibleRows("#lb-dispat tbody tr:not(.run-group)"),
+    comparisonRows: visibleRows("table.comparisons tbody tr"),
+    referenceRows: visibleRows("table.reference tbody tr"),
+    sections: Array.prototype.map.call(document.querySelectorAll("section.task"), function (s) {
+      return s.id + ":" + Math.round(s.getBoundingClientRect().height);
+    }).join(",")
+  };
+  document.body.setAttribute("data-page", JSON.stringify(out));
+});
+</script></body>"""
+
+
+def _page_facts(html_path: Path, tmp: Path) -> dict:
+    import html as html_lib
+    import json
+
+    page = tmp / "page.html"
+    page.write_text(html_path.read_text().replace("</body>", _PAGE_PROBE))
+    flags = [f for f in _FLAGS if not f.startswith("--window-size")]
+    cmd = [
+        _chromium(),
+        *flags,
+        f"--window-size={SCREEN[0]},{SCREEN[1]}",
+        f"--user-data-dir={tmp / 'profile'}",
+        "--dump-dom",
+        page.as_uri(),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp)
+    assert _console(proc) == [], _console(proc)
+    m = re.search(r'data-page="([^"]*)"', proc.stdout)
+    assert m, proc.stdout[:500]
+    return json.loads(html_lib.unescape(m.group(1)))
+
+
+@pytest.mark.parametrize("folder", ["run_all_report", "fourteen_report"])
+def test_the_page_fits_six_screens_at_1400px_before_any_fold_is_opened(folder, request, tmp_path):
+    report = request.getfixturevalue(folder)
+    facts = _page_facts(report.html, tmp_path)
+    print(f"{folder}: {facts}")  # the heights for the record (pytest -s)
+    assert facts["clientWidth"] <= SCREEN[0]
+    assert facts["openFolds"] == 0
+    assert facts["scrollWidth"] <= facts["clientWidth"], f"horizontal scrollbar: {facts}"
+    assert facts["widest"] <= facts["clientWidth"], facts
+    assert facts["height"] <= MAX_SCREENS * SCREEN[1], facts
+
+
+def test_settings_once_per_run_comparisons_and_paper_numbers_behind_folds(
+    fourteen_report, tmp_path
+):
+    facts = _page_facts(fourteen_report.html, tmp_path)
+    dispat = next(lb for lb in fourteen_report.leaderboards if lb.task == "dispat")
+    runs = {r.run.path for r in dispat.rows}
+    # Settings: one group line per run, none repeated on each of its rows; runs past the
+    # first rows behind a fold.
+    assert facts["settingsCells"] == 0, facts
+    assert facts["dispatGroups"] == len(runs) == 5, facts
+    assert 0 < facts["dispatRows"] < len(dispat.rows), facts
+    # Comparisons: a summary in view, every comparison row behind a fold.
+    assert sum(len(r.comparisons) for lb in fourteen_report.leaderboards for r in lb.rows) > 100
+    assert facts["comparisonRows"] == 0 and facts["folds"] > 0, facts
+    # Paper reference numbers: only those beside our rows are in view, the rest folded.
+    assert facts["referenceRows"] <= 20, facts
+    html = fourteen_report.html.read_text()
+    section = html[html.index('id="task-dispat"') :]
+    section = section[: section.index("</section>")]
+    # The project's own PyOD runs are labelled as such, not as a paper (with model "none").
+    assert "PyOD run" in section and "(none)" not in section
+    assert "Paper reference numbers" not in section

@@ -35,7 +35,9 @@ def _per_sample(path, scorer):
 def test_selection_skips_corrupt_unfinished_and_superseded(toy_report, toy_logs):
     root, paths = toy_logs
     reasons = {s.path: s.reason for s in toy_report.skipped}
-    assert "unreadable log" in reasons["corrupt.eval"]
+    assert reasons["corrupt.eval"].startswith(
+        "damaged log (integrity check failed: not a readable zip"
+    )
     assert reasons["unfinished_qa_toy.json"].startswith("unfinished run")
     old = paths["old_weak"].name
     assert reasons[old].startswith("superseded by newer complete run")

@@ -5,10 +5,11 @@ from __future__ import annotations
 import csv
 
 from reports._leaderboard import Row, _count_outcomes
-from reports._render import MAIN_COLUMNS, more_columns, public_dir, public_path, public_text
+from reports._public import public_dir, public_path, public_text
 from reports._runs import Run, _constrained
 from reports._samples import SampleRow
 from reports._schema import LeaderboardSchema
+from reports._view import MAIN_COLUMNS, more_columns
 
 
 def _run(**kw) -> Run:

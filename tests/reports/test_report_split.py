@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import re
 
 import pytest
 
@@ -203,11 +204,14 @@ def test_subset_arguments_are_dataset_like():
 def test_rendered_outputs_show_the_part(correct_report):
     md = correct_report.markdown.read_text()
     header = next(line for line in md.splitlines() if line.startswith("| Model | Method"))
-    assert "| subset | Part (subset) | Step accuracy |" in header
-    assert f"| {M} | all_at_once | both | all | 33.3% [15.2, 58.3] |" in md
-    alg = next(
-        line for line in md.splitlines() if line.startswith(f"| {M} | all_at_once | both | {ALG} |")
-    )
+    # Runs whose task arguments differ are numbered; each run's settings are listed once.
+    assert "| Run | Part (subset) | Step accuracy |" in header
+    runs = dict(re.findall(r"^- (\[\d\]) \S+: (subset=\w+)", md, flags=re.M))
+    assert sorted(runs.values()) == ["subset=both"] * 3 + ["subset=hand_crafted"], runs
+    lines = [x for x in md.splitlines() if x.startswith(f"| {M} | all_at_once | [")]
+    assert any("| all | 33.3% [15.2, 58.3] |" in x for x in lines)
+    [alg] = [x for x in lines if f"| {ALG} |" in x]
+    assert runs[alg.split(" | ")[2]] == "subset=both"
     assert "40.0% [16.8, 68.7]" in alg and "12.5% (GPT-4o)" in alg
     assert "rows split by 'metadata.subset'" in md
     html = correct_report.html.read_text()
