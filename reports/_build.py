@@ -60,7 +60,7 @@ def build_report(
     skipped = [_instead(s, selected) for s in unreadable] + superseded
     for s in skipped:
         if s.reason.startswith(DAMAGED):  # said while the report is built, not only in it
-            print(f"harness report: skipped {s.path}: {public_text(s.reason)}", file=sys.stderr)
+            print(f"report: skipped {s.path}: {public_text(s.reason)}", file=sys.stderr)
 
     boards: list[Leaderboard] = []
     views = []
