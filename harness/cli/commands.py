@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
@@ -24,7 +26,7 @@ HELP = {
              [log_dir=DIR] [sandbox=bwrap|docker|k8s|local] [max_connections=N] [max_samples=N]
              [max_tokens=N] [temperature=T] [retry_attempts=N] [fail_on_error=X]
              [display=rich|plain|log|none] [ctl_server=on|off] [log_realtime=on|off]
-             [constrained=on|off] [<task_param>=<value> ...]
+             [constrained=on|off] [preset=smoke|paper] [dry_run=on] [<task_param>=<value> ...]
              [model=m1,m2] [grid.<key>=v1,v2 ...] [executor=local|ray] [ray_address=ADDR] [--wide]
   Evaluate tasks (resumable: re-running the same command in the same log_dir reuses finished
   samples). `harness list` shows each task's parameters and the model roles it uses.
@@ -44,6 +46,13 @@ HELP = {
     "run-all": """harness run-all [log_dir=DIR] [out=DIR] [backend=vllm|transformers] [tasks=a,b]
               [constrained=on|off] [--wide]
   The `make run` job: every task with its RUN_ALL_ARGS on the embedded model, then the report.""",
+    "plan": """harness plan task=<name>[,<name>...|all] preset=smoke|paper [model=<spec>]
+             [backend=vllm|transformers] [log_dir=DIR] [probe=on] [tokens_per_s=N]
+             [prefill_per_s=N] [<key>=<value> ...]
+  What a run would do, without starting a model: samples, model calls per role, prompt and
+  output tokens, sandboxes, and the wall time from a stated throughput, a short probe of the
+  back-end (probe=on starts it) or the latest log of the model in log_dir. Same as
+  `harness eval ... dry_run=on`.""",
     "data": """harness data list [task ...] | harness data pull <task>
   Each task's data: where it is found (with its content hash) or the command that fetches it;
   pull downloads a task's pinned Hugging Face datasets into $HARNESS_DATA_DIR/hub/.""",
@@ -106,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         "serve": cmd_serve,
         "run-all": cmd_run_all,
         "data": cmd_data,
+        "plan": cmd_plan,
     }
     if command not in handlers:
         err.print(f"[red]unknown command '{clip(command)}'[/red]")
@@ -161,6 +171,10 @@ def cmd_eval(args: list[str]) -> int:
     from harness.cli.executors import is_grid_request, run_grid
 
     args, wide = _take_flag(args, "--wide")
+    if any(a.replace(" ", "") in ("dry_run=on", "dry_run=true") for a in args):
+        return cmd_plan([a for a in args if not a.startswith("dry_run=")])
+    if _preset_over_tasks(args) and not is_grid_request(args):
+        return _eval_each_task(args, wide)  # each task with its own preset's settings
     if is_grid_request(args):  # model=m1,m2, grid.<key>=..., executor=local|ray
         started = time.monotonic()
         outcome = run_grid(args, console)
@@ -173,9 +187,76 @@ def cmd_eval(args: list[str]) -> int:
     )
     _warn_task_errors({n: why for n, why in registry.errors.items() if n in config.task})
     started = time.monotonic()
-    outcome = run_eval(config, selected, task_args)
+    with _interruptible(config.log_dir) as interrupt:
+        outcome = run_eval(config, selected, task_args)
+    if interrupt.stopped:
+        return 130
     _print_summary(outcome, time.monotonic() - started, wide)
     return 0 if outcome.success and all(s.status == "success" for s in outcome.summaries) else 1
+
+
+class _Stopped:
+    stopped = False
+
+
+@contextlib.contextmanager
+def _interruptible(log_dir: str) -> Iterator[_Stopped]:
+    """Ctrl-C during a run (harness.cli.interrupt): one line with what is saved, then 130."""
+    from harness.cli.interrupt import Interrupt, interrupted_message
+
+    state = _Stopped()
+    try:
+        with Interrupt(log_dir, lambda text: err.print(text, markup=False, highlight=False)) as i:
+            yield state
+    except KeyboardInterrupt:
+        state.stopped = True
+    else:
+        state.stopped = i.count > 0  # inspect ended the run itself after the interrupt
+    if state.stopped:
+        err.print(interrupted_message(log_dir), markup=False, highlight=False)
+
+
+def cmd_plan(args: list[str]) -> int:
+    from harness.cli.plan import cmd_plan as plan
+
+    return plan(args, console)
+
+
+def _preset_over_tasks(args: list[str]) -> bool:
+    """`preset=` with several tasks (their presets may set harness options differently)."""
+    options = dict(a.split("=", 1) for a in args if "=" in a)
+    task = options.get("task", "")
+    return "preset" in options and ("," in task or task.strip() == "all")
+
+
+def _eval_each_task(args: list[str], wide: bool) -> int:
+    """`task=a,b preset=p`: one eval per task into the same log_dir, one model server."""
+    from harness.cli.discovery import discover_tasks
+    from harness.cli.eval import EvalOutcome, run_eval
+    from harness.models.aliases import ModelServers
+
+    registry = discover_tasks()
+    config, _, _ = build_eval_config(  # checks everything the runs share, once
+        [a for a in args if not a.startswith("preset=")],
+        registry.tasks,
+        all_tasks=sorted(registry.tasks),
+    )
+    runs = [
+        build_eval_config(
+            [a for a in args if not a.startswith("task=")] + [f"task={name}"],
+            registry.tasks,
+            all_tasks=sorted(registry.tasks),
+        )
+        for name in config.task
+    ]
+    started, outcomes = time.monotonic(), []
+    with ModelServers() as servers:
+        for run_config, task_args, selected in runs:
+            outcomes.append(run_eval(run_config, selected, task_args, servers))
+    summaries = [s for o in outcomes for s in o.summaries]
+    outcome = EvalOutcome(all(o.success for o in outcomes), summaries, outcomes[0].log_dir)
+    _print_summary(outcome, time.monotonic() - started, wide)
+    return 0 if outcome.success and all(s.status == "success" for s in summaries) else 1
 
 
 def _print_summary(outcome: Any, elapsed: float, wide: bool = False) -> None:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harness.cli.discovery import TaskEntry, TaskParam
+from harness.cli.preset_args import ExpandedPreset, PresetArgsError, expand_preset
+from harness.presets import as_argument
 
 SANDBOXES = ("bwrap", "docker", "local")
 # Lower bounds of numeric options, checked before anything starts (inspect would accept some of
@@ -59,9 +61,17 @@ class EvalConfig:
     log_realtime: Literal["on", "off"] | None = None
     # Answer formats enforced at decoding (harness.constrained); off keeps paper-faithful runs.
     constrained: Literal["on", "off"] = "off"
+    # The task's protocol as data (tasks/<name>/presets.yaml; harness.cli.preset_args): its
+    # settings apply below the command line's; what the run records about it, per task.
+    preset: Literal["smoke", "paper"] | None = None
+    preset_records: dict[str, dict[str, Any]] = field(
+        default_factory=dict, metadata={"internal": True}
+    )
 
 
-CONFIG_FIELDS = {f.name: f for f in dataclasses.fields(EvalConfig)}
+CONFIG_FIELDS = {
+    f.name: f for f in dataclasses.fields(EvalConfig) if not f.metadata.get("internal")
+}
 CONFIG_TYPES = typing.get_type_hints(EvalConfig)
 
 
@@ -141,6 +151,8 @@ def build_eval_config(
             f"unknown task '{clip(name)}'{suggest(name, list(tasks))}; known: {', '.join(tasks)}"
         )
     _check_roles(config, tasks)
+    preset = _apply_preset(config, pairs, tasks)
+    pairs = preset.pairs
     task_args: dict[str, dict[str, Any]] = {name: {} for name in config.task}
     for key, value in raw_task_args:
         accepted = [n for n in config.task if key in tasks[n].params]
@@ -153,6 +165,11 @@ def build_eval_config(
         for name in accepted:
             param = tasks[name].params[key]
             task_args[name][key] = convert_value(value, param.annotation, f"{name}.{key}")
+    for name, values in preset.task_args.items():  # below what the command line gave
+        for key, value in values.items():
+            where = f"{name}.{key} (preset {config.preset})"
+            annotation = tasks[name].params[key].annotation
+            task_args[name].setdefault(key, convert_value(as_argument(value), annotation, where))
     # One meaning per option: a harness option given on the command line that a task also takes
     # as a parameter (max_tokens, temperature, seed, sandbox) reaches the task too, so the task's
     # own default can never override what the user asked for.
@@ -162,6 +179,23 @@ def build_eval_config(
         for key in sorted(given & set(params)):
             task_args[name][key] = getattr(config, key)
     return config, task_args, {name: tasks[name] for name in config.task}
+
+
+def _apply_preset(
+    config: EvalConfig, pairs: list[tuple[str, str]], tasks: dict[str, TaskEntry]
+) -> ExpandedPreset:
+    """`preset=`: the chosen tasks' presets expanded below the command line (issue 30)."""
+    if config.preset is None:
+        return ExpandedPreset(list(pairs))
+    try:
+        expanded = expand_preset(pairs, config.preset, config.task, tasks, set(CONFIG_FIELDS))
+    except PresetArgsError as exc:
+        raise ConfigError(str(exc)) from None
+    for key, value in expanded.pairs[len(pairs) :]:  # harness options the preset sets
+        converted = convert_value(value, CONFIG_TYPES[key], f"{key} (preset {config.preset})")
+        setattr(config, key, _check_bounds(key, converted))
+    config.preset_records = expanded.records
+    return expanded
 
 
 def convert_value(raw: str, annotation: Any, key: str) -> Any:

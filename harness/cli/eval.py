@@ -60,6 +60,10 @@ def run_eval(
 
     os.environ[CONSTRAINED_ENV] = config.constrained
     built = [tasks[name].function(**task_args.get(name, {})) for name in config.task]
+    for name, built_task in zip(config.task, built, strict=True):
+        if name in config.preset_records:  # the preset, its overrides and deviations (issue 30)
+            record = config.preset_records[name]
+            built_task.metadata = {**(built_task.metadata or {}), "harness_preset": record}
     if config.sandbox in ("docker", "k8s"):  # engine-API providers (sandboxes/README.md)
         from sandboxes import harness_sandbox
 
@@ -113,6 +117,7 @@ def _run_metadata(config: EvalConfig) -> dict[str, Any]:
         if config.model in ("default", "embedded", "smollm2")
         else "as named",
         "harness_roles": dict(config.role),
+        "harness_preset_name": config.preset,
         "harness_version": __version__,
         "harness_git": git_revision(),
     }
