@@ -4,7 +4,8 @@
     python3 -I -S bwrap-exec-server.py SOCKET_PATH UID_JSON
 
 Listens on the unix socket SOCKET_PATH (in a folder only its own uid can enter) and serves one
-request per connection; the thread that accepted a connection serves it:
+request per connection; the thread that accepted a connection serves it (a few threads wait in
+accept(), see _acceptor):
 
     request: 4-byte big-endian length, JSON {"op", "cmd", "cwd", "env", "timeout", "cap",
              "path", "input_len"}, then input_len raw bytes (stdin, or the file's contents)
@@ -24,8 +25,9 @@ Then the server starts with CAP_SETUID/SETGID/SETPCAP/KILL/DAC_READ_SEARCH (ambi
 `setpriv`) and first empties its bounding, inheritable and ambient sets and drops CAP_SETPCAP, so
 a command (forked, setgroups/setregid/setreuid to the sample's uid, exec'd under no_new_privs)
 ends with no capabilities at all. CAP_DAC_READ_SEARCH lets the child chdir into the sample's 0700
-work dir before its uid changes (Popen chdirs first); CAP_KILL lets the server kill the command's
-tree.
+work dir before its uid changes (Popen chdirs first; the host always sends that fixed folder, a
+caller's cwd is entered by the command itself: _command.ENTER_CWD); CAP_KILL lets the server kill
+the command's tree.
 
 Each command runs as the sample's uid with a group id of its own (a fresh one per exec, no
 supplementary groups): the kernel lets a process open another's /proc/<pid>/{fd,environ,mem}
@@ -34,8 +36,8 @@ later command's environment or memory, nor open its descriptors (its pipes to th
 to the server's uid anyway). It can still see and signal it (same uid): a sample can always kill
 its own commands, and the harness then sees that truthfully as a signal death.
 
-read/write run in a file helper forked from the server (bwrap-exec-files.py, from
-_server_files.py): out of reach of every process of the sample.
+read/write run in a file helper forked from the server (bwrap_exec_files.py beside this file,
+from _server_files.py): out of reach of every process of the sample.
 
 Each command runs in a new session, i.e. its own process group. A timeout, an output overflow or
 the host hanging up kills that group, that session and every descendant of the command. Once the
