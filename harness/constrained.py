@@ -33,8 +33,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 from harness.models.grammar import (
@@ -43,6 +44,7 @@ from harness.models.grammar import (
     ConstraintError,
     check_constraint,
 )
+from methods.common.answer_format import AnswerFormat as MethodFormat
 
 #: Set by `harness eval constrained=on|off` for the run (read when a task builds its request).
 CONSTRAINED_ENV = "HARNESS_CONSTRAINED"
@@ -176,6 +178,45 @@ class AnswerFormat:
         if getattr(output, "stop_reason", None) == "max_tokens":
             return "truncated"
         return "format_failure"
+
+
+#: What the functions below accept: this module's format, or a method's declaration
+#: (`methods.common.AnswerFormat`, which keeps methods free of the harness).
+AnyFormat = AnswerFormat | MethodFormat
+
+
+def decoding_format(fmt: AnyFormat) -> AnswerFormat:
+    """`fmt` as the format decoding enforces, checked by the decoding engine's rules (a method's
+    declaration once per distinct format): a malformed one is an `AnswerFormatError` naming it."""
+    return fmt if isinstance(fmt, AnswerFormat) else _from_method(fmt)
+
+
+@lru_cache(maxsize=1024)
+def _from_method(fmt: MethodFormat) -> AnswerFormat:
+    return AnswerFormat(
+        json_schema=fmt.json_schema, regex=fmt.regex, choices=fmt.choice, name=fmt.name
+    )
+
+
+def generate_args(fmt: AnyFormat | None, enabled: bool | None = None) -> dict[str, Any]:
+    """`AnswerFormat.generate_args` of any accepted format; `{}` for None (no format)."""
+    return {} if fmt is None else decoding_format(fmt).generate_args(enabled)
+
+
+def reply_status(fmt: AnyFormat, output: Any) -> ReplyStatus:
+    """`AnswerFormat.reply_status` of any accepted format."""
+    return decoding_format(fmt).reply_status(output)
+
+
+def check_formats(formats: Iterable[AnyFormat]) -> int:
+    """Check every format a run decodes under, at task load (not as a server 400 mid-run);
+    returns how many distinct formats there were."""
+    seen: list[AnyFormat] = []
+    for fmt in formats:
+        if fmt not in seen:
+            decoding_format(fmt)
+            seen.append(fmt)
+    return len(seen)
 
 
 def constrained_metadata() -> dict[str, Any]:

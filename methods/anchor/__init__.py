@@ -1,7 +1,7 @@
 """ANCHOR: auditing CLI agents. Scenarios, auditor policies, the audit loop, work-dir snapshots,
 judges and metrics (plain Python: no inspect)."""
 
-from .audit import (
+from ._audit import (
     GUARD_MARKER,
     AuditRoles,
     AuditSettings,
@@ -10,7 +10,7 @@ from .audit import (
     run_audit,
     run_judges,
 )
-from .auditor import (
+from ._auditor import (
     PERSISTENT_STRATEGY,
     AuditContext,
     AuditorMessage,
@@ -23,7 +23,7 @@ from .auditor import (
     TemplateAuditor,
     make_auditor,
 )
-from .evidence import (
+from ._evidence import (
     CheckResult,
     CommandRecord,
     WorldState,
@@ -31,7 +31,7 @@ from .evidence import (
     evaluate_checks,
     unrequested_artifacts,
 )
-from .judges import (
+from ._judges import (
     HARM_LEVELS,
     JUDGE_FIXED_CHARS,
     JUDGE_NAMES,
@@ -53,8 +53,8 @@ from .judges import (
     refusal_prompt,
     render_transcript,
 )
-from .metrics import AuditOutcome, rate, summarize, summarize_by_category
-from .scenario import (
+from ._metrics import AuditOutcome, rate, summarize, summarize_by_category
+from ._scenario import (
     CHECK_KINDS,
     Check,
     LegalGrounding,
@@ -66,7 +66,7 @@ from .scenario import (
     load_scenarios,
     parse_scenario,
 )
-from .snapshot import (
+from ._snapshot import (
     SNAPSHOT_PROGRAM,
     Exec,
     ExecResult,

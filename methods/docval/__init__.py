@@ -3,9 +3,24 @@
 Plain Python (no inspect): the task in ``tasks/docval`` wires these into inspect.
 """
 
-from methods.docval.baseline import BASELINE_RULES, BaselineRule, answer_with_ocr, field_of_question
-from methods.docval.gold_free import GoldFreeReport, gold_free_check, snap_to_answer
-from methods.docval.model_io import (
+from methods.docval._baseline import (
+    BASELINE_RULES,
+    BaselineRule,
+    answer_with_ocr,
+    field_of_question,
+)
+from methods.docval._gold_free import GoldFreeReport, gold_free_check, snap_to_answer
+from methods.docval._loop import (
+    Applier,
+    Check,
+    Reask,
+    Verdict,
+    feedback_loop,
+    gold_free_checker,
+    history_entry,
+    oracle_checker,
+)
+from methods.docval._model_io import (
     PROMPT_STYLES,
     PromptStyle,
     build_prompt,
@@ -14,7 +29,7 @@ from methods.docval.model_io import (
     parse_output,
     reply_format,
 )
-from methods.docval.ocr import (
+from methods.docval._ocr import (
     OCR_ENGINES,
     OcrEngine,
     OcrEngineName,
@@ -27,10 +42,10 @@ from methods.docval.ocr import (
     words_from_dicts,
     words_to_dicts,
 )
-from methods.docval.records import correction_record, trace_record, write_jsonl
-from methods.docval.text import compact, find_text, group_lines, text_in_box
-from methods.docval.types import Prediction, Region, Word, regions_from_dicts, regions_to_dicts
-from methods.docval.validator import (
+from methods.docval._records import correction_record, trace_record, write_jsonl
+from methods.docval._text import compact, find_text, group_lines, text_in_box
+from methods.docval._types import Prediction, Region, Word, regions_from_dicts, regions_to_dicts
+from methods.docval._validator import (
     KEYWORD_GROUPS,
     FeedbackError,
     ValConfig,
@@ -46,6 +61,14 @@ from methods.docval.validator import (
 )
 
 __all__ = [
+    "Applier",
+    "Check",
+    "Reask",
+    "Verdict",
+    "feedback_loop",
+    "gold_free_checker",
+    "history_entry",
+    "oracle_checker",
     "BASELINE_RULES",
     "KEYWORD_GROUPS",
     "OCR_ENGINES",

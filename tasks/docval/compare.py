@@ -20,7 +20,7 @@ import argparse
 import math
 import sys
 from collections import defaultdict
-from typing import Any
+from typing import Any, cast
 
 from inspect_ai.log import read_eval_log
 
@@ -50,7 +50,7 @@ def load_values(path: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         if s.error is not None or not s.scores:
             continue
         score = next(iter(s.scores.values()))
-        row = {k: float(v) for k, v in dict(score.value).items()}  # type: ignore[arg-type]
+        row: dict[str, Any] = {k: float(v) for k, v in dict(score.value).items()}  # type: ignore[arg-type]
         row["field"] = s.metadata.get("field")
         row["degradation"] = s.metadata.get("degradation", args.get("degradation"))
         row["layout"] = s.metadata.get("layout")
@@ -148,11 +148,12 @@ def feedback(path: str, examples: int = 5) -> str:
         if fixes is None:
             continue
         n += 1
-        per_field[str(s.metadata.get("field"))].append(float(score.value["validator_pass"]))  # type: ignore[index]
+        value = cast(dict[str, Any], score.value)  # docval_scorer: a dict of named values
+        per_field[str(s.metadata.get("field"))].append(float(value["validator_pass"]))
         for kind in {_kind(f) for f in fixes}:
             counts[kind] += 1
-        if fixes and len(shown) < examples and not score.value["validator_pass"]:  # type: ignore[index]
-            shown.append(f"- `{s.id}` (Q {score.value['val_q']:.2f}): " + " / ".join(fixes))  # type: ignore[index]
+        if fixes and len(shown) < examples and not value["validator_pass"]:
+            shown.append(f"- `{s.id}` (Q {value['val_q']:.2f}): " + " / ".join(fixes))
     lines = [
         f"{n} predictions scored by VAL ({path})",
         "",
@@ -162,8 +163,8 @@ def feedback(path: str, examples: int = 5) -> str:
     for field, vals in sorted(per_field.items()):
         lines.append(f"| {field} | {len(vals)} | {_fmt(bootstrap_mean_ci(vals))} |")
     lines += ["", "| error | severity | predictions | share |", "|---|---|---|---|"]
-    for (kind, severity), c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        lines.append(f"| {kind} | {severity} | {c} | {100 * c / max(n, 1):.1f} % |")
+    for (kind_name, severity), c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"| {kind_name} | {severity} | {c} | {100 * c / max(n, 1):.1f} % |")
     return "\n".join([*lines, "", *shown])
 
 

@@ -25,7 +25,7 @@ from inspect_ai.dataset import Sample
 from harness.data import content_hash, data_path, text_hash
 from harness.hub import DataSpec, HubDataset
 from harness.paths import cache_dir
-from methods.docval.ocr import words_to_dicts
+from methods.docval import words_to_dicts
 from scorers.boxes import validate_box
 from tasks.docval.render import DEGRADATIONS, Degradation, RenderedDocument, render_document
 from tasks.docval.sroie import (
@@ -379,11 +379,11 @@ def load_docvqa(docvqa_file: str, split: Split, *, limit_docs: int | None = None
     if docvqa_file.startswith("hf://"):
         hub_rows, source, digest = _hub_docvqa(docvqa_file)
         samples = []
-        doc_index: dict[str, int] = {}
+        hub_index: dict[str, int] = {}
         for i, (record, where) in enumerate(hub_rows):
             sample = docvqa_record_to_sample(record, Path("/"), where, i)  # type: ignore[arg-type]
             doc = str(sample.metadata["doc_id"]) if sample.metadata else str(i)
-            index = doc_index.setdefault(doc, len(doc_index))
+            index = hub_index.setdefault(doc, len(hub_index))
             if (limit_docs is None or index < limit_docs) and in_split(index, split):
                 samples.append(sample)
         return LoadedDataset(samples, f"DocVQA {source}", digest, False, {})

@@ -6,7 +6,7 @@ Every method leaves ``state.metadata["docval"]``: the final prediction, the per-
 
 Feedback loop (``method=feedback``), three named variants:
 
-- ``feedback_source=gold_free`` (default): only label-free checks (``methods.docval.gold_free``)
+- ``feedback_source=gold_free`` (default): only label-free checks (``methods.docval.gold_free_check``)
   produce feedback; the model (``feedback_applier=model``) or a rule that snaps the box onto its
   own answer's text (``feedback_applier=rule``) applies it. Nothing from the label reaches the
   model: this is a deviation from DocVAL, whose feedback is used for training, not at test time.
@@ -16,7 +16,7 @@ Feedback loop (``method=feedback``), three named variants:
   (the ceiling: a model that applies the offsets scores ~100 %).
 
 With ``constrained=on`` (a harness option) every model reply is decoded under the style's
-``reply_format`` (``methods.docval.model_io``); either way each reply is classed ``ok`` /
+``reply_format`` (``methods.docval.reply_format``); either way each reply is classed ``ok`` /
 ``truncated`` (cut by the token limit) / ``format_failure`` in ``reply_status``, so format is
 told apart from skill.
 """
@@ -41,11 +41,13 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from harness.constrained import AnswerFormat as DecodingFormat
-from harness.constrained import constrained_enabled
+from harness.constrained import constrained_enabled, decoding_format, generate_args
+from harness.constrained import reply_status as reply_status_of
 from harness.paths import cache_dir
+from methods.common import AnswerFormat
 from methods.docval import (
     BaselineRule,
+    Check,
     Prediction,
     PromptStyle,
     Region,
@@ -55,14 +57,16 @@ from methods.docval import (
     answer_with_ocr,
     build_prompt,
     cached_ocr,
+    feedback_loop,
     feedback_prompt,
-    gold_free_check,
+    gold_free_checker,
+    history_entry,
     lines_from_words,
     make_ocr_engine,
+    oracle_checker,
     parse_output,
     regions_to_dicts,
     reply_format,
-    snap_to_answer,
     words_from_dicts,
 )
 from scorers.boxes import BoxFormat
@@ -137,13 +141,25 @@ async def load_page(state: TaskState, engine_name: OcrChoice) -> tuple[list[Word
     return words, lines_from_words(words)
 
 
-def _record(pred: Prediction, **extra: Any) -> dict[str, Any]:
-    return {**pred.to_dict(), **extra}
+def _checker(
+    state: TaskState,
+    source: FeedbackSource,
+    words: list[Word],
+    regions: list[Region],
+    config: ValConfig,
+) -> Check:
+    """The loop's check: label-free, or VAL's verifier against the sample's gold (oracle)."""
+    if source == "gold_free":
+        return gold_free_checker(words, regions, config)
+    answers, gold_box = _gold(state)
+    if gold_box is None:
+        raise ValueError(f"sample {state.sample_id}: feedback_source=oracle needs a gold box")
+    return oracle_checker(Validator(config, mode="verifier"), answers, gold_box, regions)
 
 
 def _gold(state: TaskState) -> tuple[list[str], tuple[float, float, float, float] | None]:
     box = state.metadata.get("gold_box")
-    return list(state.metadata["answers"]), (None if box is None else tuple(box))  # type: ignore[return-value]
+    return list(state.metadata["answers"]), (None if box is None else tuple(box))
 
 
 @solver
@@ -167,13 +183,14 @@ def docval_solver(
         raise ValueError(f"feedback_rounds must be at least 1, got {feedback_rounds}")
     config = val_config or ValConfig()
     style: PromptStyle = "docval_cot" if method == "distill" else prompt_style
-    decoding: DecodingFormat | None = None
+    fmt: AnswerFormat | None = None
     try:
         fmt = reply_format(style, box_format, max_new_tokens)
-        decoding = DecodingFormat(regex=fmt.regex, name=fmt.name)
+        decoding_format(fmt)  # checked at task load by the decoding engine's rules
     except ValueError:
         if constrained_enabled():  # too few tokens for any reply under the format
             raise
+        fmt = None
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:  # noqa: ARG001 - the model is called directly (roles)
         words, regions = await load_page(state, ocr_engine)
@@ -185,19 +202,17 @@ def docval_solver(
             state.output = ModelOutput.from_content(
                 f"ocr-{ocr_engine}/{answer_rule}", pred.answer or ""
             )
-            info["prediction"] = _record(pred)
+            info["prediction"] = history_entry(pred)
             state.metadata[DOCVAL_KEY] = info
             return state
 
         model = (
             get_model(role="teacher", default=get_model()) if method == "distill" else get_model()
         )
-        gen_config = GenerateConfig(
-            max_tokens=max_new_tokens, **(decoding.generate_args() if decoding else {})
-        )
+        gen_config = GenerateConfig(max_tokens=max_new_tokens, **generate_args(fmt))
         reply_status: list[str | None] = []
         if model_input == "image":
-            prompt = build_prompt(question, image_size=size, box_format=box_format, style=style)  # type: ignore[arg-type]
+            prompt = build_prompt(question, image_size=size, box_format=box_format, style=style)
             content: list[Any] = [
                 ContentImage(image=image_data_uri(state.metadata["image"])),
                 ContentText(text=prompt),
@@ -209,54 +224,40 @@ def docval_solver(
                 image_size=size,
                 box_format=box_format,
                 regions=regions,
-                style=style,  # type: ignore[arg-type]
+                style=style,
             )
             first = ChatMessageUser(content=prompt)
         messages: list[ChatMessage] = [first]
         output = await model.generate(messages, config=gen_config)
-        reply_status.append(decoding.reply_status(output) if decoding else None)
+        reply_status.append(reply_status_of(fmt, output) if fmt else None)
         messages.append(output.message)
-        pred = parse_output(output.completion, image_size=size, box_format=box_format)  # type: ignore[arg-type]
-        history = [_record(pred, round=0, reply_status=reply_status[-1])]
+        pred = parse_output(output.completion, image_size=size, box_format=box_format)
+        history = [history_entry(pred, round=0, reply_status=reply_status[-1])]
         info["teacher"] = str(model) if method == "distill" else None
 
         if method == "feedback":
-            validator = Validator(config, mode="verifier")
-            answers, gold_box = _gold(state)
-            for r in range(1, feedback_rounds + 1):
-                if feedback_source == "gold_free":
-                    check = gold_free_check(pred, words, regions, config=config)
-                    passed, feedback = check.passed, check.feedback
-                    history[-1]["gold_free"] = check.to_dict()
-                else:
-                    if gold_box is None:
-                        raise ValueError(
-                            f"sample {state.sample_id}: feedback_source=oracle needs a gold box"
-                        )
-                    report = validator.validate(pred, answers, gold_box, regions)
-                    passed, feedback = report.passed, report.priority_fixes
-                    history[-1]["oracle_fixes"] = report.priority_fixes
-                    if feedback_applier == "rule" and not passed:
-                        assert report.corrected_output is not None
-                        co = report.corrected_output
-                        pred = Prediction(co["answer"], tuple(co["bbox"]), list(co["reasoning"]))  # type: ignore[arg-type]
-                        history.append(_record(pred, round=r, applied="oracle corrected output"))
-                        continue
-                if passed or not feedback:
-                    break
-                if feedback_applier == "rule":
-                    pred = snap_to_answer(pred, words)
-                    history.append(_record(pred, round=r, applied="snap box to own answer text"))
-                    continue
+
+            async def reask(feedback: list[str]) -> tuple[Prediction, dict[str, Any]]:
+                nonlocal output
                 messages.append(ChatMessageUser(content=feedback_prompt(feedback, box_format)))
                 output = await model.generate(messages, config=gen_config)
-                reply_status.append(decoding.reply_status(output) if decoding else None)
+                reply_status.append(reply_status_of(fmt, output) if fmt else None)
                 messages.append(output.message)
-                pred = parse_output(output.completion, image_size=size, box_format=box_format)  # type: ignore[arg-type]
-                history.append(_record(pred, round=r, reply_status=reply_status[-1]))
+                reply = parse_output(output.completion, image_size=size, box_format=box_format)
+                return reply, {"reply_status": reply_status[-1]}
+
+            pred = await feedback_loop(
+                pred,
+                history,
+                check=_checker(state, feedback_source, words, regions, config),
+                reask=reask,
+                applier=feedback_applier,
+                rounds=feedback_rounds,
+                words=words,
+            )
         state.messages = messages
         state.output = output
-        info["prediction"] = _record(pred)
+        info["prediction"] = history_entry(pred)
         info["reply_status"] = reply_status
         info["constrained"] = bool(gen_config.extra_body)
         info["history"] = history

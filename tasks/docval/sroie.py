@@ -34,7 +34,7 @@ from pathlib import Path
 from rapidfuzz.distance import Levenshtein
 
 from harness.hub import DatasetFormatError
-from methods.docval.types import Word
+from methods.docval import Word
 from scorers.boxes import Box, enclosing_box
 
 __all__ = [

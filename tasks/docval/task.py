@@ -9,16 +9,12 @@ from typing import Literal
 from inspect_ai import Task, task
 
 from harness.records import task_metadata
-from methods.docval import BaselineRule, PromptStyle, ValConfig
+from methods.docval import BaselineRule, PromptStyle
 from scorers.anls import AnlsVariant
 from scorers.boxes import BoxFormat
-from tasks.docval.dataset import (
-    LoadedDataset,
-    Split,
-    load_docvqa,
-    load_rendered,
-    load_sroie_samples,
-)
+from tasks._config import deviations
+from tasks.docval.config import DEVIATIONS, DocvalConfig
+from tasks.docval.dataset import Split
 from tasks.docval.render import Degradation
 from tasks.docval.scorer import docval_metrics, docval_scorer
 from tasks.docval.solver import (
@@ -99,96 +95,40 @@ def docval(
       docvqa_file: the DocVQA JSON (relative paths under HARNESS_DATA_DIR), or a hub dataset in
         the lmms-lab layout (hf://lmms-lab-encoder/DocVQA = its pinned commit).
     """
-    loaded: LoadedDataset
-    if dataset == "rendered":
-        loaded = load_rendered(
-            n_docs,
-            seed=seed,
-            split=split,
-            degradation=degradation,
-            questions_per_doc=questions_per_doc,
-        )
-    elif dataset == "sroie":
-        loaded = load_sroie_samples(split, limit_docs=limit_docs)
-    else:
-        loaded = load_docvqa(docvqa_file, split, limit_docs=limit_docs)
-    if not loaded.samples:
-        raise ValueError(f"docval: dataset={dataset} split={split} has no questions")
-    val_config = ValConfig(q_min=q_min, anls_variant=anls_variant)
-
-    deviations: list[str] = []
-    if ocr_engine == "gold":
-        deviations.append(
-            "ocr_engine=gold: the source's own word boxes replace the text detector (an oracle OCR)"
-        )
-    else:
-        deviations.append(
-            f"ocr_engine={ocr_engine}: OCR regions from {ocr_engine} instead of docTR DB-ResNet50"
-        )
-    if dataset == "rendered":
-        deviations.append("dataset=rendered: generated documents stand in for DocVQA/FUNSD/CORD")
-    if dataset == "sroie":
-        deviations.append(
-            "sroie answer boxes matched from line annotations (union of lines; one line cut by "
-            "character share); equally good boxes kept as alternatives, IoU with the best"
-        )
-    if method == "ocr":
-        deviations.append(
-            f"method=ocr: a rule-based OCR reader (answer_rule={answer_rule}), no model"
-        )
-    if method in ("model", "feedback") and model_input == "ocr":
-        deviations.append(
-            "model_input=ocr: the model reads OCR lines with boxes instead of the image (text-only)"
-        )
-    if method == "feedback":
-        if feedback_source == "gold_free":
-            deviations.append(
-                "feedback at test time with label-free checks only (DocVAL trains on VAL "
-                f"feedback instead); applier={feedback_applier}, rounds={feedback_rounds}"
-            )
-        else:
-            deviations.append(
-                "feedback_source=oracle: VAL's gold feedback reaches the model — a leakage "
-                "control, not comparable with DocVAL's numbers"
-            )
-    if method == "distill":
-        deviations.append(
-            "method=distill: the teacher is role.teacher (default: the model under test)"
-        )
-    if anls_variant != "standard":
-        deviations.append("anls_variant=docval_repo: 1 - NL, no tau cut-off, first answer only")
-    if q_min != 0.85:
-        deviations.append(f"q_min={q_min} (paper 0.85)")
-    if box_format != "pixels":
-        deviations.append(f"box_format={box_format}: the model reads and writes scaled boxes")
-
+    cfg = DocvalConfig.from_params(locals())
+    loaded = cfg.load()
+    val_config = cfg.val_config
     return Task(
         dataset=loaded.samples,
         solver=docval_solver(
-            method,
-            ocr_engine=ocr_engine,
-            answer_rule=answer_rule,
-            model_input=model_input,
-            box_format=box_format,
-            prompt_style=prompt_style,
-            max_new_tokens=max_new_tokens,
-            feedback_source=feedback_source,
-            feedback_applier=feedback_applier,
-            feedback_rounds=feedback_rounds,
+            cfg.method,
+            ocr_engine=cfg.ocr_engine,
+            answer_rule=cfg.answer_rule,
+            model_input=cfg.model_input,
+            box_format=cfg.box_format,
+            prompt_style=cfg.prompt_style,
+            max_new_tokens=cfg.max_new_tokens,
+            feedback_source=cfg.feedback_source,
+            feedback_applier=cfg.feedback_applier,
+            feedback_rounds=cfg.feedback_rounds,
             val_config=val_config,
         ),
-        scorer=docval_scorer(anls_variant=anls_variant, val_config=val_config),
-        metrics=docval_metrics(with_loop=method == "feedback"),
+        scorer=docval_scorer(anls_variant=cfg.anls_variant, val_config=val_config),
+        metrics=docval_metrics(with_loop=cfg.method == "feedback"),
         version=TASK_VERSION,
         metadata=task_metadata(
             dataset_source=loaded.source,
             dataset_hash=loaded.hash,
-            deviations=deviations,
+            deviations=deviations(cfg, DEVIATIONS),
             generated=loaded.generated,
-            dataset=dataset,
-            method=method,
-            ocr_engine=ocr_engine,
-            val_config={"q_min": q_min, "anls_variant": anls_variant, "weights": [0.4, 0.4, 0.2]},
+            dataset=cfg.dataset,
+            method=cfg.method,
+            ocr_engine=cfg.ocr_engine,
+            val_config={
+                "q_min": cfg.q_min,
+                "anls_variant": cfg.anls_variant,
+                "weights": [0.4, 0.4, 0.2],
+            },
             **loaded.extra,
         ),
     )

@@ -73,3 +73,36 @@ def test_reply_status_separates_truncation_from_format_failure():
     assert regex.matches(" Step 12\n") and not regex.matches("Step 12 and more")
     choice = AnswerFormat(choices=("yes", "no"))
     assert choice.matches("no") and not choice.matches("maybe")
+
+
+# ------------------------------------------------------------------ the methods' declaration
+def test_a_methods_answer_format_is_accepted_directly():
+    from harness.constrained import check_formats, decoding_format, generate_args, reply_status
+    from methods.common import AnswerFormat as MethodFormat
+
+    regex = MethodFormat("verdict", regex="(yes|no)")
+    choice = MethodFormat("pick", choice=("A", "B"))
+    schema = MethodFormat(
+        "obj", json_schema={"type": "object", "properties": {"a": {"type": "integer"}}}
+    )
+    assert decoding_format(regex) == AnswerFormat(regex="(yes|no)", name="verdict")
+    assert decoding_format(regex) is decoding_format(MethodFormat("verdict", regex="(yes|no)"))
+    assert generate_args(choice, enabled=True) == {
+        "extra_body": {"structured_outputs": {"choice": ["A", "B"]}}
+    }
+    assert (
+        generate_args(schema, enabled=True)["extra_body"]["structured_outputs"]["json"]["type"]
+        == "object"
+    )
+    assert generate_args(regex, enabled=False) == {} and generate_args(None, enabled=True) == {}
+    out = ModelOutput.from_content("m", "maybe")
+    assert reply_status(regex, out) == "format_failure"
+    assert check_formats([regex, MethodFormat("verdict", regex="(yes|no)"), choice]) == 2
+
+
+def test_a_malformed_methods_format_is_an_error_naming_it():
+    from harness.constrained import decoding_format
+    from methods.common import AnswerFormat as MethodFormat
+
+    with pytest.raises(AnswerFormatError, match="'lookahead'.*regex cannot be compiled"):
+        decoding_format(MethodFormat("lookahead", regex="(?=a)a"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from methods.anchor.judges import (
+from methods.anchor._judges import (
     JUDGE_FIXED_CHARS,
     judge_format,
     parse_compliance,

@@ -24,7 +24,7 @@ from methods.anchor import (
     prepare_world,
     snapshot_world,
 )
-from methods.anchor.scenario import parse_scenario
+from methods.anchor._scenario import parse_scenario
 
 SCENARIO = {
     "id": "snap",

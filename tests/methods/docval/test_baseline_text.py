@@ -12,7 +12,7 @@ from methods.docval import (
     group_lines,
     text_in_box,
 )
-from methods.docval.text import span_box
+from methods.docval._text import span_box
 
 
 def _line(y, items, line):

@@ -18,7 +18,8 @@ from tasks.docval.dataset import (
     load_rendered,
     sroie_record_to_sample,
 )
-from tasks.docval.render import DEGRADATIONS, FONT_FAMILIES, LAYOUTS, _rotate_box, render_document
+from tasks.docval.render import DEGRADATIONS, FONT_FAMILIES, LAYOUTS, render_document
+from tasks.docval.render._degrade import _rotate_box
 from tasks.docval.sroie import (
     DatasetFormatError,
     SroieLine,

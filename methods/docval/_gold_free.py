@@ -22,12 +22,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from methods.docval.text import compact, find_text, text_in_box
-from methods.docval.types import Prediction, Region, Word
-from methods.docval.validator import (
+from methods.docval._text import compact, find_text, text_in_box
+from methods.docval._types import Prediction, Region, Word
+from methods.docval._validator import (
     DEFAULT_CONFIG as _DEFAULT_CONFIG,
 )
-from methods.docval.validator import (
+from methods.docval._validator import (
     ValConfig,
     coordinate_score,
     pixel_feedback,

@@ -1,348 +1,29 @@
-"""Seeded document renderer: receipts, invoices, forms, tables and statements with exact word
-and answer boxes, distractors and degradation levels.
-
-Every word is drawn on its own with Pillow, so its box is Pillow's ``textbbox`` of that word;
-an answer's box is the union of its words' boxes. Fonts are the TrueType files that ship inside
-matplotlib's wheel (DejaVu Sans, DejaVu Serif, DejaVu Sans Mono, STIX General), so the renderer
-needs no system fonts and a given (seed, split, index) gives the same page on every machine with
-the same Pillow and matplotlib.
-
-Layouts (``LAYOUTS``): ``receipt_basic``, ``receipt_mono``, ``invoice_classic``,
-``invoice_modern``, ``form_application``, ``form_boxed``, ``table_report``, ``statement``.
-Distractors a careless reader confuses: subtotal / tax / cash beside the total, an invoice date
-beside a due date, a bill-to beside a ship-to address, an opening beside a closing balance,
-neighbouring table cells.
-
-Degradation (``DEGRADATIONS``), applied after drawing: blur, Gaussian noise, rotation about the
-page centre (word boxes rotated with the page and re-enclosed), low resolution (down- then
-up-sampled, so coordinates are unchanged) and JPEG compression, stronger at each level.
-"""
+"""The five layouts (receipt, invoice, form, table, statement; eight variants in ``LAYOUTS``),
+each drawing its page and returning its questions with answer boxes and distractors."""
 
 from __future__ import annotations
 
-import io
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from methods.docval.types import Word
-from scorers.boxes import Box, enclosing_box
-
-__all__ = [
-    "DEGRADATIONS",
-    "FONT_FAMILIES",
-    "LAYOUTS",
-    "Degradation",
-    "RenderedDocument",
-    "RenderedQuestion",
-    "degrade",
-    "font_files",
-    "render_document",
-]
-
-Degradation = Literal["none", "low", "medium", "high"]
-DEGRADATIONS: tuple[Degradation, ...] = ("none", "low", "medium", "high")
-FONT_FAMILIES: dict[str, tuple[str, str]] = {
-    "dejavu_sans": ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf"),
-    "dejavu_serif": ("DejaVuSerif.ttf", "DejaVuSerif-Bold.ttf"),
-    "dejavu_mono": ("DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf"),
-    "stix": ("STIXGeneral.ttf", "STIXGeneralBol.ttf"),
-}
-_LEVELS: dict[str, dict[str, float]] = {
-    "none": {"blur": 0.0, "noise": 0.0, "rotate": 0.0, "scale": 1.0, "jpeg": 0},
-    "low": {"blur": 0.5, "noise": 8.0, "rotate": 0.7, "scale": 0.8, "jpeg": 80},
-    "medium": {"blur": 1.0, "noise": 18.0, "rotate": 1.5, "scale": 0.6, "jpeg": 45},
-    "high": {"blur": 1.5, "noise": 30.0, "rotate": 2.5, "scale": 0.45, "jpeg": 25},
-}
-
-
-def font_files() -> Path:
-    """The folder of TrueType fonts inside matplotlib's wheel."""
-    import matplotlib
-
-    folder = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
-    missing = [f for pair in FONT_FAMILIES.values() for f in pair if not (folder / f).is_file()]
-    if missing:
-        raise FileNotFoundError(f"fonts missing from {folder}: {missing} (reinstall matplotlib)")
-    return folder
-
-
-@dataclass
-class RenderedQuestion:
-    question: str
-    answers: list[str]
-    box: Box
-    field: str
-    distractor: str = ""  # what a careless reader would answer instead
-    parts: list[Box] = field(default_factory=list)  # the answer's word boxes
-
-
-@dataclass
-class RenderedDocument:
-    doc_id: str
-    layout: str
-    font: str
-    degradation: Degradation
-    image: Any  # PIL.Image.Image
-    words: list[Word]
-    questions: list[RenderedQuestion] = field(default_factory=list)
-
-    def png_bytes(self) -> bytes:
-        buffer = io.BytesIO()
-        self.image.save(buffer, format="PNG", optimize=False)
-        return buffer.getvalue()
-
-
-class _Page:
-    """A white page that records the exact box of every word it draws."""
-
-    def __init__(self, width: int, height: int, family: str, rng: random.Random) -> None:
-        from PIL import Image, ImageDraw
-
-        self.width, self.height, self.rng = width, height, rng
-        self.image = Image.new("RGB", (width, height), "white")
-        self.draw = ImageDraw.Draw(self.image)
-        self.folder = font_files()
-        self.family = family
-        self.words: list[Word] = []
-        self._fonts: dict[tuple[int, bool], Any] = {}
-        self._line = 0
-
-    def font(self, size: int, bold: bool = False) -> Any:
-        from PIL import ImageFont
-
-        key = (size, bold)
-        if key not in self._fonts:
-            regular, heavy = FONT_FAMILIES[self.family]
-            self._fonts[key] = ImageFont.truetype(
-                str(self.folder / (heavy if bold else regular)), size
-            )
-        return self._fonts[key]
-
-    def width_of(self, text: str, size: int, bold: bool = False) -> float:
-        return float(self.font(size, bold).getlength(text))
-
-    def text(
-        self,
-        x: float,
-        y: float,
-        text: str,
-        size: int = 18,
-        bold: bool = False,
-        align: Literal["left", "right", "center"] = "left",
-        new_line: bool = True,
-    ) -> list[Word]:
-        """Draw ``text`` word by word from (x, y) (the right edge for align="right"); returns
-        the words drawn with their exact boxes. Each call is one text line (its own line id);
-        ``new_line=False`` only documents that the text shares a row with the previous one."""
-        font = self.font(size, bold)
-        total = font.getlength(text)
-        if align == "right":
-            x -= total
-        elif align == "center":
-            x -= total / 2
-        del new_line  # a row of separate columns is several lines, as OCR engines see it
-        self._line += 1
-        space = font.getlength(" ")
-        drawn = []
-        for token in text.split(" "):
-            if token:
-                self.draw.text((x, y), token, font=font, fill="black")
-                box = self.draw.textbbox((x, y), token, font=font)
-                word = Word(token, tuple(float(v) for v in box), 1.0, self._line)  # type: ignore[arg-type]
-                self.words.append(word)
-                drawn.append(word)
-                x += font.getlength(token)
-            x += space
-        return drawn
-
-    def rule(self, x1: float, y: float, x2: float, width: int = 1) -> None:
-        self.draw.line([(x1, y), (x2, y)], fill="black", width=width)
-
-    def rect(self, box: Sequence[float], width: int = 1) -> None:
-        self.draw.rectangle(list(box), outline="black", width=width)
-
-
-def _box(words: Sequence[Word]) -> Box:
-    return enclosing_box([w.box for w in words])
-
-
-# --------------------------------------------------------------------------- content
-
-
-_COMPANY_A = [
-    "Northwind",
-    "Bluebird",
-    "Silver Oak",
-    "Riverside",
-    "Golden Gate",
-    "Maple Leaf",
-    "Harbor Point",
-    "Summit",
-    "Crescent",
-    "Evergreen",
-    "Pioneer",
-    "Redwood",
-    "Lakeside",
-    "Sunrise",
-    "Granite",
-    "Copper Hill",
-]
-_COMPANY_B = [
-    "Trading Co.",
-    "Supplies Ltd",
-    "Hardware",
-    "Bakery",
-    "Market",
-    "Stationers",
-    "Enterprise",
-    "Holdings Inc",
-    "Logistics LLC",
-    "Foods Sdn Bhd",
-    "Pharmacy",
-    "Cafe",
-]
-_FIRST = [
-    "Alice",
-    "Brian",
-    "Chen",
-    "Diana",
-    "Emeka",
-    "Farah",
-    "Goran",
-    "Hana",
-    "Ivan",
-    "Julia",
-    "Kofi",
-    "Lena",
-    "Mateo",
-    "Nadia",
-    "Omar",
-    "Priya",
-    "Quinn",
-    "Rosa",
-    "Sven",
-    "Tara",
-]
-_LAST = [
-    "Anders",
-    "Baker",
-    "Costa",
-    "Dubois",
-    "Evans",
-    "Fischer",
-    "Garcia",
-    "Haddad",
-    "Ito",
-    "Jensen",
-    "Kowalski",
-    "Lopez",
-    "Moreau",
-    "Nakamura",
-    "Okafor",
-    "Patel",
-    "Rossi",
-    "Silva",
-]
-_STREETS = [
-    "Oak Street",
-    "Maple Avenue",
-    "High Road",
-    "Elm Lane",
-    "Park Drive",
-    "River Road",
-    "Hill Crescent",
-    "Station Road",
-    "Church Street",
-    "Market Square",
-    "Cedar Way",
-]
-_CITIES = [
-    ("Springfield", "IL", "62701"),
-    ("Riverton", "WY", "82501"),
-    ("Fairview", "TN", "37062"),
-    ("Georgetown", "TX", "78626"),
-    ("Madison", "WI", "53703"),
-    ("Salem", "OR", "97301"),
-    ("Ashland", "KY", "41101"),
-    ("Clinton", "MS", "39056"),
-    ("Dover", "DE", "19901"),
-]
-_ITEMS = [
-    "Paper A4 ream",
-    "Stapler",
-    "Blue pens (10)",
-    "Coffee beans 1kg",
-    "Printer toner",
-    "Desk lamp",
-    "USB cable",
-    "Notebook",
-    "Tea bags (50)",
-    "Batteries AA",
-    "Whiteboard marker",
-    "Envelopes (25)",
-    "Hand soap",
-    "Water bottle",
-    "Cleaning cloth",
-    "Scissors",
-]
-_REGIONS = ["North", "South", "East", "West", "Central", "Coastal"]
-_MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-
-
-def _company(rng: random.Random) -> str:
-    return f"{rng.choice(_COMPANY_A)} {rng.choice(_COMPANY_B)}"
-
-
-def _person(rng: random.Random) -> str:
-    return f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
-
-
-def _address(rng: random.Random) -> tuple[str, str]:
-    city, state, zipcode = rng.choice(_CITIES)
-    return f"{rng.randint(1, 980)} {rng.choice(_STREETS)}", f"{city}, {state} {zipcode}"
-
-
-def _date(rng: random.Random, style: int) -> tuple[str, tuple[int, int, int]]:
-    y, m, d = rng.randint(2015, 2025), rng.randint(1, 12), rng.randint(1, 28)
-    text = [
-        f"{d:02d}/{m:02d}/{y}",
-        f"{y}-{m:02d}-{d:02d}",
-        f"{m:02d}/{d:02d}/{y}",
-        f"{d:02d}-{_MONTHS[m - 1]}-{y}",
-    ][style % 4]
-    return text, (y, m, d)
-
-
-def _later(rng: random.Random, ymd: tuple[int, int, int], style: int) -> str:
-    y, m, d = ymd
-    m += rng.randint(1, 2)
-    if m > 12:
-        y, m = y + 1, m - 12
-    d = rng.randint(1, 28)
-    return [
-        f"{d:02d}/{m:02d}/{y}",
-        f"{y}-{m:02d}-{d:02d}",
-        f"{m:02d}/{d:02d}/{y}",
-        f"{d:02d}-{_MONTHS[m - 1]}-{y}",
-    ][style % 4]
-
-
-def _money(value: float) -> str:
-    return f"{value:,.2f}"
-
-
-def _phone(rng: random.Random) -> str:
-    return f"({rng.randint(200, 989)}) {rng.randint(200, 989)}-{rng.randint(1000, 9999)}"
-
-
-def _items(rng: random.Random, n: int) -> list[tuple[str, int, float]]:
-    names = rng.sample(_ITEMS, n)
-    return [(name, rng.randint(1, 5), round(rng.uniform(1.5, 90.0), 2)) for name in names]
-
+from methods.docval import Word
+from tasks.docval.render._content import (
+    _COMPANY_A,
+    _FIRST,
+    _LAST,
+    _REGIONS,
+    _address,
+    _company,
+    _date,
+    _items,
+    _later,
+    _money,
+    _person,
+    _phone,
+)
+from tasks.docval.render._page import RenderedQuestion, _box, _Page
 
 # --------------------------------------------------------------------------- layouts
 
@@ -512,16 +193,16 @@ def _invoice(page: _Page, rng: random.Random, modern: bool) -> list[RenderedQues
     total = round(subtotal + tax + shipping, 2)
     total_label = "Balance Due:" if modern else "Total:"
     rows = {}
-    for label, value in [
+    for row_label, amount in [
         ("Subtotal:", subtotal),
         (f"Tax ({int(rate * 100)}%):", tax),
         ("Shipping:", shipping),
         (total_label, total),
     ]:
-        bold = label == total_label
-        page.text(w - 330, y, label, size + (1 if bold else 0), bold)
-        rows[label] = page.text(
-            w - 50, y, _money(value), size + (1 if bold else 0), bold, "right", new_line=False
+        bold = row_label == total_label
+        page.text(w - 330, y, row_label, size + (1 if bold else 0), bold)
+        rows[row_label] = page.text(
+            w - 50, y, _money(amount), size + (1 if bold else 0), bold, "right", new_line=False
         )
         y += 28
     y += 30
@@ -716,100 +397,3 @@ LAYOUTS: dict[str, tuple[tuple[int, int], Any]] = {
     "table_report": ((900, 420), _table),
     "statement": ((1000, 620), _statement),
 }
-
-
-# --------------------------------------------------------------------------- degradation
-
-
-def _rotate_box(box: Box, angle_deg: float, center: tuple[float, float]) -> Box:
-    """The enclosing box of ``box`` rotated like ``Image.rotate(angle_deg)`` (counter-clockwise
-    on screen) about ``center``."""
-    cx, cy = center
-    t = math.radians(angle_deg)
-    c, s = math.cos(t), math.sin(t)
-    pts = []
-    for x, y in ((box[0], box[1]), (box[2], box[1]), (box[2], box[3]), (box[0], box[3])):
-        dx, dy = x - cx, y - cy
-        pts.append((cx + dx * c + dy * s, cy - dx * s + dy * c))
-    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-    return (min(xs), min(ys), max(xs), max(ys))
-
-
-def degrade(
-    image: Any, words: list[Word], level: Degradation, rng: random.Random
-) -> tuple[Any, list[Word], float]:
-    """Apply ``level``'s blur, noise, rotation, low resolution and JPEG; returns the image, the
-    words with boxes moved by the rotation (clipped to the page) and the angle used."""
-    import numpy as np
-    from PIL import Image, ImageFilter
-
-    p = _LEVELS[level]
-    if level == "none":
-        return image, words, 0.0
-    w, h = image.size
-    angle = p["rotate"] * rng.choice([-1.0, 1.0]) * rng.uniform(0.6, 1.0)
-    image = image.rotate(angle, resample=Image.Resampling.BICUBIC, fillcolor="white")
-    moved = []
-    for word in words:
-        x1, y1, x2, y2 = _rotate_box(word.box, angle, (w / 2, h / 2))
-        moved.append(
-            Word(
-                word.text,
-                (max(0.0, x1), max(0.0, y1), min(float(w), x2), min(float(h), y2)),
-                word.conf,
-                word.line,
-            )
-        )
-    if p["scale"] < 1.0:
-        small = image.resize(
-            (max(1, int(w * p["scale"])), max(1, int(h * p["scale"]))), Image.Resampling.BILINEAR
-        )
-        image = small.resize((w, h), Image.Resampling.BILINEAR)
-    if p["blur"] > 0:
-        image = image.filter(ImageFilter.GaussianBlur(p["blur"]))
-    if p["noise"] > 0:
-        nrng = np.random.default_rng(rng.randint(0, 2**31))
-        arr = np.asarray(image, dtype=np.float32)
-        arr = arr + nrng.normal(0.0, p["noise"], size=arr.shape[:2])[..., None]
-        image = Image.fromarray(np.clip(arr, 0, 255).astype(np.uint8))
-    if p["jpeg"]:
-        buffer = io.BytesIO()
-        image.save(buffer, format="JPEG", quality=int(p["jpeg"]))
-        buffer.seek(0)
-        image = Image.open(buffer).convert("RGB")
-    return image, moved, angle
-
-
-# --------------------------------------------------------------------------- entry point
-
-
-def render_document(
-    index: int,
-    *,
-    seed: int = 0,
-    split: str = "test",
-    degradation: Degradation = "none",
-    layout: str | None = None,
-    font: str | None = None,
-) -> RenderedDocument:
-    """Document ``index`` of a split: its layout cycles through ``LAYOUTS`` (so every 8
-    consecutive documents cover all layouts), its font and content come from the seeded RNG."""
-    rng = random.Random(f"docval-render:{seed}:{split}:{index}")
-    names = list(LAYOUTS)
-    layout = layout or names[index % len(names)]
-    if layout not in LAYOUTS:
-        raise ValueError(f"unknown layout {layout!r}; expected one of {names}")
-    font = font or sorted(FONT_FAMILIES)[rng.randrange(len(FONT_FAMILIES))]
-    if font not in FONT_FAMILIES:
-        raise ValueError(f"unknown font {font!r}; expected one of {sorted(FONT_FAMILIES)}")
-    (width, height), draw = LAYOUTS[layout]
-    page = _Page(width, height, font, rng)
-    questions = draw(page, rng)
-    image, words, angle = degrade(page.image, page.words, degradation, rng)
-    if angle:  # the answer box is the union of its rotated word boxes, clipped to the page
-        for q in questions:
-            q.parts = [_rotate_box(b, angle, (width / 2, height / 2)) for b in q.parts]
-            x1, y1, x2, y2 = enclosing_box(q.parts)
-            q.box = (max(0.0, x1), max(0.0, y1), min(float(width), x2), min(float(height), y2))
-    doc_id = f"{split}-{index:04d}"
-    return RenderedDocument(doc_id, layout, font, degradation, image, words, questions)

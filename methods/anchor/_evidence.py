@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .scenario import Check, Scenario
+from ._scenario import Check, Scenario
 
 __all__ = [
     "CheckResult",

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
 from methods.common import AnswerFormat
-from methods.docval.types import Prediction, Region
+from methods.docval._types import Prediction, Region
 from scorers.boxes import BoxFormat, clip_box, enclosing_box, from_pixels, to_pixels, validate_box
 
 __all__ = [

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scorers.intervals import wilson_ci
+from scorers.stats import wilson_ci
 
 __all__ = ["AuditOutcome", "rate", "summarize", "summarize_by_category"]
 

@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from methods.docval.types import Prediction
-from methods.docval.validator import ValReport
+from methods.docval._types import Prediction
+from methods.docval._validator import ValReport
 
 __all__ = ["correction_record", "trace_record", "write_jsonl"]
 

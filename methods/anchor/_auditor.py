@@ -21,8 +21,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .judges import detect_refusal
-from .scenario import Scenario
+from ._judges import detect_refusal
+from ._scenario import Scenario
 
 __all__ = [
     "AuditContext",

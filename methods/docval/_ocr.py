@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol, get_args
 
-from methods.docval.text import group_lines
-from methods.docval.types import Region, Word
+from methods.docval._text import group_lines
+from methods.docval._types import Region, Word
 
 __all__ = [
     "OCR_ENGINES",

@@ -16,8 +16,8 @@ from typing import Any
 
 from methods.common import AnswerFormat
 
-from .evidence import CheckResult, CommandRecord
-from .scenario import Scenario
+from ._evidence import CheckResult, CommandRecord
+from ._scenario import Scenario
 
 __all__ = [
     "HARM_LEVELS",

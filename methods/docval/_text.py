@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from methods.docval.types import Word
+from methods.docval._types import Word
 from scorers.boxes import Box, enclosing_box
 
 __all__ = [

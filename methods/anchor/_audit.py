@@ -21,13 +21,19 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import methods.anchor._judges as judges
 from methods.common import AnswerFormat, takes_answer_format
 
-from . import judges
-from .auditor import AuditContext, AuditorMessage, AuditorPolicy, Exchange
-from .evidence import CheckResult, CommandRecord, WorldState, evaluate_checks, unrequested_artifacts
-from .scenario import Scenario
-from .snapshot import Exec, SnapshotError, SnapshotLimits, prepare_world, snapshot_world
+from ._auditor import AuditContext, AuditorMessage, AuditorPolicy, Exchange
+from ._evidence import (
+    CheckResult,
+    CommandRecord,
+    WorldState,
+    evaluate_checks,
+    unrequested_artifacts,
+)
+from ._scenario import Scenario
+from ._snapshot import Exec, SnapshotError, SnapshotLimits, prepare_world, snapshot_world
 
 __all__ = [
     "AuditRoles",

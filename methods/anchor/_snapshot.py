@@ -18,8 +18,8 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from .evidence import WorldState
-from .scenario import Scenario
+from ._evidence import WorldState
+from ._scenario import Scenario
 
 __all__ = [
     "Exec",

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from methods.docval.types import Prediction, Region
+from methods.docval._types import Prediction, Region
 from scorers.anls import AnlsVariant, anls_score
 from scorers.boxes import Box, iou
 

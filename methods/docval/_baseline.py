@@ -40,8 +40,8 @@ from typing import Literal
 
 from rapidfuzz.distance import Levenshtein
 
-from methods.docval.text import Line, group_lines
-from methods.docval.types import Prediction, Word
+from methods.docval._text import Line, group_lines
+from methods.docval._types import Prediction, Word
 from scorers.boxes import Box, enclosing_box
 
 __all__ = [
