@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import methods.correct._prompts as _prompts
 from methods.common import AnswerFormat
-from methods.correct import _prompts
 from methods.correct._generate import CallLog, Generate, call_model, messages
 from methods.correct._parse import (
     HALF_FORMAT,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import methods.correct._prompts as _prompts
 from methods.common import AnswerFormat
-from methods.correct import _prompts
 from methods.correct._generate import CallLog, Generate, call_model, messages
 from methods.correct._parse import free_text
 from methods.correct._render import TokenCounter, approx_tokens, render_steps, truncate_text

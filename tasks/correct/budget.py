@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from methods.correct import PAPER_K, LocaliserConfig, Trajectory, schema_capacity
 
@@ -48,7 +49,7 @@ def keep_rates(
 
 def smallest_budget(rows: list[dict[str, object]], share: float = 0.9) -> int | None:
     for row in rows:
-        kept, total = row["all"]  # type: ignore[misc]
+        kept, total = cast(tuple[int, int], row["all"])
         if kept >= share * total:
             return int(row["budget"])  # type: ignore[call-overload]
     return None
@@ -76,7 +77,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     print("| max_prompt_tokens | AG keep k=1 | AG none | HC keep k=10 | HC none | all keep k |")
     print("|---|---|---|---|---|---|")
     for row in rows:
-        ag, hc, (kept, total) = row["algorithm_generated"], row["hand_crafted"], row["all"]  # type: ignore[misc]
+        ag = cast(tuple[int, int, int, int], row["algorithm_generated"])
+        hc = cast(tuple[int, int, int, int], row["hand_crafted"])
+        kept, total = cast(tuple[int, int], row["all"])
         print(
             f"| {row['budget']} | {ag[0]}/{ag[1]} | {ag[3]} | {hc[0]}/{hc[1]} | {hc[3]} "
             f"| {kept}/{total} ({100 * kept / total:.1f} %) |"

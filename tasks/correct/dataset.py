@@ -192,7 +192,7 @@ def correct_error_record(
         raise RecordError(f"{where}: expected a mapping, got {type(record).__name__}")
     if tid is None or str(tid).strip() == "":
         raise RecordError(f"{where}: missing field 'trajectory_id'")
-    history = record.get("history")
+    history: Any = record.get("history")
     if hasattr(history, "tolist"):  # parquet gives numpy object arrays
         history = history.tolist()
     if not isinstance(history, list) or not history:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from functools import lru_cache
 from typing import Any, Literal
 
 from inspect_ai.model import (
@@ -19,7 +18,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from harness.constrained import AnswerFormat as DecodingFormat
+from harness.constrained import check_formats, generate_args, reply_status
 from methods.common import AnswerFormat
 from methods.correct import (
     CorrectLocaliser,
@@ -61,19 +60,11 @@ def _to_chat(messages: list[dict[str, str]]) -> list[ChatMessage]:
     return [kinds[m["role"]](content=m["content"]) for m in messages]
 
 
-@lru_cache(maxsize=512)
-def _decoding_format(fmt: AnswerFormat) -> DecodingFormat:
-    """The methods' declaration as the harness's (checked once per distinct format)."""
-    return DecodingFormat(
-        json_schema=fmt.json_schema, regex=fmt.regex, choices=fmt.choice, name=fmt.name
-    )
-
-
 def check_answer_formats(formats: list[AnswerFormat]) -> int:
     """Validate every format a run decodes under, at task load, by the decoding engine's rules: a
     malformed one is an `AnswerFormatError` naming it before any model call (not a server 400
     mid-run). Returns how many distinct formats were checked."""
-    return len({_decoding_format(f) for f in formats})
+    return check_formats(formats)
 
 
 class ModelGenerate:
@@ -96,11 +87,10 @@ class ModelGenerate:
         self, messages: list[dict[str, str]], answer_format: AnswerFormat | None = None
     ) -> str:
         start = time.perf_counter()
-        fmt = _decoding_format(answer_format) if answer_format is not None else None
-        config = self.config.merge(GenerateConfig(**fmt.generate_args())) if fmt else self.config
+        config = self.config.merge(GenerateConfig(**generate_args(answer_format)))
         output = await self.model.generate(_to_chat(messages), config=config)
-        if fmt is not None:
-            status = fmt.reply_status(output)
+        if answer_format is not None:
+            status = reply_status(answer_format, output)
             self.reply_status[status] = self.reply_status.get(status, 0) + 1
         self.seconds += time.perf_counter() - start
         self.calls += 1
