@@ -213,6 +213,7 @@ def _interruptible(log_dir: str) -> Iterator[_Stopped]:
     else:
         state.stopped = i.count > 0  # inspect ended the run itself after the interrupt
     if state.stopped:
+        i.reported = True
         err.print(interrupted_message(log_dir), markup=False, highlight=False)
 
 

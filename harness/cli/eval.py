@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,12 @@ def run_eval(
     log_dir = config.log_dir if "://" in config.log_dir else str(Path(config.log_dir).resolve())
     resolved = resolve_model(config.model, config.backend)
     resolved.args.update(config.model_arg)
-    model = _model(servers, resolved, get_model)
+    from harness.cli.declared import apply_generate_defaults, calls_model, draw_small_limit
+
+    # A task that never calls the model under test (agent_stress's scripted agent) starts no
+    # model server: inspect's "none" model stands in (each such task names its own model).
+    calls = calls_model(config, tasks, task_args)
+    model = _model(servers, resolved, get_model) if calls else get_model("none")
     roles = {
         role: _model(servers, resolve_model(spec, config.backend), get_model)
         for role, spec in config.role.items()
@@ -64,6 +70,13 @@ def run_eval(
         if name in config.preset_records:  # the preset, its overrides and deviations (issue 30)
             record = config.preset_records[name]
             built_task.metadata = {**(built_task.metadata or {}), "harness_preset": record}
+    for name, built_task in zip(config.task, built, strict=True):  # tasks' declarations
+        declared = {"generate": apply_generate_defaults(config, tasks[name], built_task)}
+        drawn = draw_small_limit(config, tasks[name], built_task, _warn)
+        if drawn is not None:
+            declared["limit"] = drawn
+        declared["calls_model"] = calls
+        built_task.metadata = {**(built_task.metadata or {}), "harness_declared": declared}
     if config.sandbox in ("docker", "k8s"):  # engine-API providers (sandboxes/README.md)
         from sandboxes import harness_sandbox
 
@@ -105,6 +118,11 @@ def run_eval(
     return EvalOutcome(
         success=bool(success), summaries=[summarise(log) for log in logs], log_dir=log_dir
     )
+
+
+def _warn(text: str) -> None:
+    sys.stderr.write(f"warning: {text}\n")
+    sys.stderr.flush()
 
 
 def _run_metadata(config: EvalConfig) -> dict[str, Any]:

@@ -1,0 +1,150 @@
+"""Ctrl-C during a run: stop within seconds, say what is saved and how to resume, exit 130.
+
+The first SIGINT raises `KeyboardInterrupt` in the main thread, where inspect's eval-set is
+running its event loop: the loop stops, inspect cancels the running samples and writes its logs
+(`cancelled`), and the command prints one line and returns 130. Work that cannot be cancelled
+(a detector fit or a model forward pass in a worker thread) would hold that up for as long as
+it runs, so a watchdog ends the process `GRACE_S` seconds after the first Ctrl-C, or at once on
+the second: the samples already written to the log directory are counted and kept (a re-run of
+the same command reuses them; eval-set's resume is exact after a hard stop, see
+tests/harness/cli/test_cli_resume.py), and the process exits 130 without a traceback.
+
+While an `Interrupt` is active its handler owns SIGINT (inspect's control server, uvicorn, is
+kept from taking it over); asyncio (which installs its own handler
+only over Python's default one) then leaves it in place. Once interrupted it stays armed until the
+process ends: the caller's clean exit (logs closed, servers stopped, exit handlers run) has the
+rest of the grace period, and a second Ctrl-C ends it at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
+
+#: Seconds between the first Ctrl-C and a hard stop when the run has not ended by itself.
+GRACE_S = 5.0
+EXIT_CODE = 130
+
+
+def finished_samples(log_dir: str | Path) -> int:
+    """Samples saved in the `.eval` logs under `log_dir` (what a re-run reuses)."""
+    total = 0
+    root = Path(log_dir)
+    if not root.is_dir():
+        return 0
+    for log in root.rglob("*.eval"):
+        try:
+            with zipfile.ZipFile(log) as archive:
+                total += sum(1 for n in archive.namelist() if n.startswith("samples/"))
+        except (OSError, zipfile.BadZipFile):
+            continue  # a log being written: its samples are counted once it is readable
+    return total
+
+
+def interrupted_message(log_dir: str | Path) -> str:
+    n = finished_samples(log_dir)
+    return (
+        f"interrupted — {n} sample{'' if n == 1 else 's'} finished and saved in {log_dir}; "
+        "re-run the same command to resume"
+    )
+
+
+class Interrupt:
+    """`with Interrupt(log_dir, say):` the run's SIGINT handling (see the module docstring).
+
+    `say` prints one line to the user (stderr). In a thread other than the main thread (where
+    no signal can be handled) it does nothing.
+    """
+
+    def __init__(self, log_dir: str | Path, say: Any, grace_s: float = GRACE_S) -> None:
+        self.log_dir = log_dir
+        self.say = say
+        self.grace_s = grace_s
+        self.count = 0
+        self.reported = False  # the closing line is printed (by the caller or by stop_now)
+        self._previous: Any = None
+        self._done = threading.Event()
+        self._active = threading.current_thread() is threading.main_thread()
+        self._uvicorn: Any = None
+
+    def __enter__(self) -> Interrupt:
+        if self._active:
+            self._previous = signal.getsignal(signal.SIGINT)
+            signal.signal(signal.SIGINT, self._handle)
+            self._uvicorn = _leave_signals_to_us()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.count:
+            return  # interrupted: the process is ending; the watchdog and handler stay armed
+        self._done.set()
+        if self._active:
+            signal.signal(signal.SIGINT, self._previous)
+            _restore_uvicorn(self._uvicorn)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:  # noqa: ARG002 - signal API
+        self.count += 1
+        if self.count > 1:
+            self.stop_now()
+        self.say(f"stopping (at most {self.grace_s:.0f} s; Ctrl-C again to stop at once) …")
+        threading.Thread(target=self._watchdog, name="harness-interrupt", daemon=True).start()
+        raise KeyboardInterrupt
+
+    def _watchdog(self) -> None:
+        if not self._done.wait(self.grace_s):
+            self.stop_now()
+
+    def stop_now(self) -> None:
+        """Count what is saved, say it in one line and end the process with 130."""
+        try:
+            if not self.reported:
+                self.say(interrupted_message(self.log_dir))
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            os._exit(EXIT_CODE)
+
+
+def _leave_signals_to_us() -> Any:
+    """Stop uvicorn (inspect's control server, `ctl_server`) from taking SIGINT while it serves.
+
+    uvicorn's `Server.capture_signals` replaces the SIGINT handler for as long as the server
+    runs and hands a captured signal back only when the server has shut down, which under load
+    took 10-20 s of the run going on (measured). The control server is stopped by inspect at the
+    end of the eval either way. Returns what `_restore_uvicorn` puts back.
+    """
+    try:
+        import uvicorn
+    except ImportError:
+        return None
+    original = uvicorn.Server.capture_signals
+
+    @contextlib.contextmanager
+    def capture_nothing(self: Any) -> Iterator[None]:  # noqa: ARG001 - uvicorn's method
+        yield
+
+    uvicorn.Server.capture_signals = capture_nothing  # type: ignore[method-assign]
+    return original
+
+
+def _restore_uvicorn(original: Any) -> None:
+    if original is not None:
+        import uvicorn
+
+        uvicorn.Server.capture_signals = original  # type: ignore[method-assign]

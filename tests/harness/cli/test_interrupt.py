@@ -1,0 +1,69 @@
+"""Ctrl-C stops a run within seconds, says how many samples are saved and how to resume, and
+exits 130; a second Ctrl-C stops at once in one line (issue 31 item 6). Real subprocesses and
+real SIGINTs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+FIXTURE = REPO_ROOT / "tests" / "harness" / "fixtures" / "arith_task.py"
+
+
+def _start(log_dir: Path, *task_args: str) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "harness.cli", "eval", f"task={FIXTURE}@arith", "n=200"]
+    command += [*task_args, "model=scripted/x", "model_arg.reply=1", "max_samples=2"]
+    command += [f"log_dir={log_dir}", "display=plain"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.Popen(
+        command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _wait_for_samples(process: subprocess.Popen[str], log_dir: Path, seconds: float) -> None:
+    """Until the run is under way (its log exists) and a little longer."""
+    deadline = time.monotonic() + 180
+    while not list(log_dir.rglob("*.eval")) and time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.2)
+    time.sleep(seconds)
+
+
+@pytest.mark.parametrize(
+    "task_args, signals",
+    [
+        (["delay_s=0.5"], 1),  # samples that can be cancelled
+        (["busy_s=2"], 1),  # work in a worker thread that cannot: the grace period ends it
+        (["busy_s=2"], 2),  # the second Ctrl-C stops at once
+    ],
+)
+def test_ctrl_c_stops_the_run_and_says_how_to_resume(tmp_path, task_args, signals):
+    log_dir = tmp_path / "logs"
+    process = _start(log_dir, *task_args)
+    _wait_for_samples(process, log_dir, 3.0)
+    interrupted = time.monotonic()
+    for _ in range(signals):
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+    try:
+        out, err = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        pytest.fail(f"the run did not stop within 30 s of Ctrl-C:\n{out[-2000:]}\n{err[-2000:]}")
+    stopped_in = time.monotonic() - interrupted
+    assert process.returncode == 130, (out[-2000:], err[-2000:])
+    assert stopped_in < 12, stopped_in
+    assert "Traceback" not in err and "ExceptionGroup" not in err, err[-3000:]
+    [line] = [x for x in err.splitlines() if x.startswith("interrupted")]
+    assert "finished and saved in" in line and "re-run the same command to resume" in line
+    assert "successfully" not in out + err  # never "Completed all tasks ... successfully"
