@@ -215,7 +215,7 @@ def load_viverbench(root: Path) -> list[Sample]:
         raise DatasetFormatError(
             f"{root}: no .jsonl/.json/.parquet files ({VIVERBENCH_HOW_TO_GET})"
         )
-    samples = []
+    samples: list[Sample] = []
     for f in files:
         for where, rec in _read_records(f):
             samples.append(

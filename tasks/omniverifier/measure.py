@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -53,7 +53,7 @@ def measure_level(level: str, pairs: int, seed: int = 0) -> dict[str, list]:
     return rows
 
 
-def streams(rows: dict[str, Sequence], threshold: int) -> dict[str, list]:
+def streams(rows: Mapping[str, Sequence], threshold: int) -> dict[str, list]:
     """The reward streams when the verifier answers False above ``threshold`` violations.
 
     The box (first violation) does not depend on the threshold: the decoupled grounding stream
@@ -74,7 +74,7 @@ def streams(rows: dict[str, Sequence], threshold: int) -> dict[str, list]:
     return out
 
 
-def summarise(rows: dict[str, Sequence]) -> dict[str, float]:
+def summarise(rows: Mapping[str, Sequence]) -> dict[str, float]:
     label = np.asarray(rows["label"], dtype=bool)
     acc = np.asarray(rows["r_acc"], dtype=float)
     meta = np.asarray(rows["r_meta"], dtype=float)

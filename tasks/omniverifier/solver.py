@@ -24,8 +24,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from harness.constrained import AnswerFormat as DecodingFormat
-from harness.constrained import constrained_enabled
+from harness.constrained import constrained_enabled, generate_args
 from methods.omniverifier import (
     YES_NO_FORMAT,
     AlwaysTrueVerifier,
@@ -188,9 +187,7 @@ def verify_image(
             if reply_format == "yes_no"
             else verifier_reply_format(rationale, box_format, max_tokens)
         )
-        constraint = DecodingFormat(
-            regex=fmt.regex, choices=fmt.choice, name=fmt.name
-        ).generate_args()
+        constraint = generate_args(fmt)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         claim = state.input_text
@@ -264,9 +261,7 @@ def tts_loop(
     verify_config = GenerateConfig(max_tokens=max_tokens)
     if verifier == "model" and constrained_enabled():
         fmt = verifier_reply_format("bbox", "pixels", max_tokens)
-        verify_config = verify_config.merge(
-            GenerateConfig(**DecodingFormat(regex=fmt.regex, name=fmt.name).generate_args())
-        )
+        verify_config = verify_config.merge(GenerateConfig(**generate_args(fmt)))
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:  # noqa: ARG001 - loops call models directly
         spec = _spec(state)

@@ -12,11 +12,16 @@ from __future__ import annotations
 from typing import Literal
 
 from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.scorer import Scorer
+from inspect_ai.solver import Solver
 
 from harness.data import content_hash, data_path, text_hash
 from harness.records import task_metadata
 from methods.omniverifier import META_IOU_THRESHOLD, MultiBox
 from scorers.boxes import BoxFormat
+from tasks._config import deviations
+from tasks.omniverifier.config import DEVIATIONS, OmniConfig
 from tasks.omniverifier.dataset import (
     VIVERBENCH_DIR,
     VIVERBENCH_HOW_TO_GET,
@@ -97,120 +102,13 @@ def omniverifier(
       data_file: viverbench: a file or folder instead of $HARNESS_DATA_DIR/viverbench, or a hub
         dataset (hf://comin/ViVerBench[@revision], read through `datasets`).
     """
-    types = [t.strip() for t in error_types.split(",") if t.strip()]
-    unknown = sorted(set(types) - set(ERROR_TYPES))
-    if unknown or not types:
-        raise ValueError(
-            f"error_types: unknown {unknown or 'empty'}; choose from {', '.join(ERROR_TYPES)}"
-        )
-    if n < 1:
-        raise ValueError(f"n must be ≥ 1, got {n}")
-    if max_rounds < 1:
-        raise ValueError(f"max_rounds must be ≥ 1, got {max_rounds}")
-    if not 0.0 <= p_error <= 1.0:
-        raise ValueError(f"p_error must lie in [0, 1], got {p_error}")
-    if mode == "tts" and dataset != "generated":
-        raise ValueError("mode=tts draws generated scenes; use dataset=generated")
-    if dataset != "generated":
-        if observation != "image" and verifier == "model":
-            raise ValueError(
-                f"dataset={dataset} has real images: use observation=image with a VLM (the "
-                "object detector only knows the generated scenes' vocabulary)"
-            )
-        if verifier in ("classical", "oracle"):
-            raise ValueError(f"verifier={verifier} needs generated scenes (dataset=generated)")
-
-    deviations: list[str] = []
-    generated = dataset == "generated"
-    if dataset == "generated":
-        # tts keeps one sample (the prompt) of each pair: draw 2n to get n prompts.
-        count = 2 * n if mode == "tts" else n
-        samples = generated_samples(
-            count, seed=seed, level=level, error_types=types, with_images=observation == "image"
-        )
-        source = f"generated scenes (tasks.omniverifier.scenes, seed={seed}, level={level})"
-        data_hash = _samples_hash(samples)
-        deviations.append(
-            "dataset=generated: seeded synthetic scenes with one injected error stand in for "
-            "ViVerBench (not reachable offline); subtasks mapped to ViVerBench names where they fit"
-        )
-    elif dataset == "viverbench" and data_file and data_file.startswith("hf://"):
-        samples, source, data_hash = load_viverbench_hub(data_file)
-        deviations.append("viverbench: rule-based score only (no GPT-4.1 explanation judge)")
-    elif dataset == "viverbench":
-        root = (
-            data_path(VIVERBENCH_DIR, how_to_get=VIVERBENCH_HOW_TO_GET)
-            if data_file is None
-            else _path(data_file)
-        )
-        samples = load_viverbench(root)
-        source = f"ViVerBench records from {root}"
-        data_hash = content_hash(root)
-        deviations.append("viverbench: rule-based score only (no GPT-4.1 explanation judge)")
-    else:
-        samples, files = quokka_samples()
-        source = f"imgaug 0.4.0 quokka photograph with its human-drawn box ({files})"
-        data_hash = _samples_hash(samples)
-    if observation == "objects" and verifier == "model":
-        deviations.append(
-            "observation=objects: the text-only model reads the classical detector's object list "
-            "with pixel boxes instead of the image"
-        )
-    if reply_format == "yes_no":
-        if mode == "tts":
-            raise ValueError("reply_format=yes_no gives no box to edit: use mode=verify")
-        deviations.append(
-            "reply_format=yes_no: one-word judgment instead of <think>+JSON (no box, R_f = R_meta = 0)"
-        )
-    if rationale == "point":
-        deviations.append("rationale=point: meta reward = point inside the annotated box")
-    if multi_box != "enclosing":
-        deviations.append(f"multi_box={multi_box}: several boxes compared by their best pair")
-
-    if mode == "verify":
-        solver = verify_image(
-            verifier=verifier,
-            observation=observation,
-            rationale=rationale,
-            box_format=box_format,
-            max_tokens=max_tokens,
-            reply_format=reply_format,
-        )
-        scorer = verification_scorer(
-            rationale=rationale,
-            box_format=box_format,
-            multi_box=multi_box,
-            reply_format=reply_format,
-        )
-    else:
+    cfg = OmniConfig.from_params(locals())
+    samples, source, data_hash = _samples(cfg)
+    solver, scorer = _verify(cfg) if cfg.mode == "verify" else _tts(cfg)
+    if cfg.mode == "tts":
         samples = [
             s for s in samples if s.metadata and s.metadata["label"] == "true"
         ]  # one per prompt
-        if generator == "simulated":
-            deviations.append(
-                f"generator=simulated: prompt-following layouts with a random error (p={p_error}) "
-                "stand in for an image generator; edits redraw only the flagged region"
-            )
-        else:
-            deviations.append(
-                "generator=model: the model writes a scene description (JSON) that the renderer "
-                "draws, instead of an image generator"
-            )
-        if edit_scope == "free":
-            deviations.append("edit_scope=free: the generator may rewrite the whole scene")
-        solver = tts_loop(
-            verifier=verifier,
-            generator=generator,
-            observation=observation,
-            max_rounds=max_rounds,
-            edit_scope=edit_scope,
-            p_error=p_error,
-            max_tokens=max_tokens,
-            generator_max_tokens=generator_max_tokens,
-            seed=seed,
-        )
-        scorer = tts_scorer()
-
     return Task(
         dataset=samples,
         solver=solver,
@@ -219,20 +117,81 @@ def omniverifier(
         metadata=task_metadata(
             dataset_source=source,
             dataset_hash=data_hash,
-            deviations=deviations,
-            generated=generated,
-            mode=mode,
-            verifier=verifier,
-            level=level,
-            observation=observation,
-            rationale=rationale,
-            box_format=box_format,
-            multi_box=multi_box,
-            reply_format=reply_format,
+            deviations=deviations(cfg, DEVIATIONS),
+            generated=cfg.dataset == "generated",
+            mode=cfg.mode,
+            verifier=cfg.verifier,
+            level=cfg.level,
+            observation=cfg.observation,
+            rationale=cfg.rationale,
+            box_format=cfg.box_format,
+            multi_box=cfg.multi_box,
+            reply_format=cfg.reply_format,
             meta_iou_threshold=META_IOU_THRESHOLD,
-            max_rounds=max_rounds,
+            max_rounds=cfg.max_rounds,
         ),
     )
+
+
+def _samples(cfg: OmniConfig) -> tuple[list[Sample], str, str]:
+    """The samples, where they come from and their content hash."""
+    if cfg.dataset == "generated":
+        # tts keeps one sample (the prompt) of each pair: draw 2n to get n prompts.
+        count = 2 * cfg.n if cfg.mode == "tts" else cfg.n
+        samples = generated_samples(
+            count,
+            seed=cfg.seed,
+            level=cfg.level,
+            error_types=cfg.types,
+            with_images=cfg.observation == "image",
+        )
+        source = f"generated scenes (tasks.omniverifier.scenes, seed={cfg.seed}, level={cfg.level})"
+        return samples, source, _samples_hash(samples)
+    if cfg.dataset == "viverbench" and cfg.data_file and cfg.data_file.startswith("hf://"):
+        return load_viverbench_hub(cfg.data_file)
+    if cfg.dataset == "viverbench":
+        root = (
+            data_path(VIVERBENCH_DIR, how_to_get=VIVERBENCH_HOW_TO_GET)
+            if cfg.data_file is None
+            else _path(cfg.data_file)
+        )
+        return load_viverbench(root), f"ViVerBench records from {root}", content_hash(root)
+    samples, files = quokka_samples()
+    source = f"imgaug 0.4.0 quokka photograph with its human-drawn box ({files})"
+    return samples, source, _samples_hash(samples)
+
+
+def _verify(cfg: OmniConfig) -> tuple[Solver, Scorer]:
+    solver = verify_image(
+        verifier=cfg.verifier,
+        observation=cfg.observation,
+        rationale=cfg.rationale,
+        box_format=cfg.box_format,
+        max_tokens=cfg.max_tokens,
+        reply_format=cfg.reply_format,
+    )
+    scorer = verification_scorer(
+        rationale=cfg.rationale,
+        box_format=cfg.box_format,
+        multi_box=cfg.multi_box,
+        reply_format=cfg.reply_format,
+    )
+    return solver, scorer
+
+
+def _tts(cfg: OmniConfig) -> tuple[Solver, Scorer]:
+    solver = tts_loop(
+        verifier=cfg.verifier,
+        generator=cfg.generator,
+        observation=cfg.observation,
+        max_rounds=cfg.max_rounds,
+        edit_scope=cfg.edit_scope,
+        p_error=cfg.p_error,
+        max_tokens=cfg.max_tokens,
+        generator_max_tokens=cfg.generator_max_tokens,
+        seed=cfg.seed,
+    )
+    return solver, tts_scorer()
 
 
 def _path(value: str):
