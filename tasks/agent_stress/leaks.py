@@ -82,7 +82,8 @@ def footprint_of(environment: Any, sandbox_kind: str, tag: str) -> SampleFootpri
     from inspect_ai.util import SandboxEnvironment
 
     if isinstance(environment, SandboxEnvironment):
-        environment = environment.as_type(SandboxEnvironment)
+        # as_type takes the abstract base: inspect's API, which mypy cannot see is fine here.
+        environment = environment.as_type(SandboxEnvironment)  # type: ignore[type-abstract]
     host_footprint = getattr(environment, "host_footprint", None)
     if callable(host_footprint):  # the bwrap sandbox
         footprint.bwrap = host_footprint()

@@ -13,60 +13,19 @@ No paper stands behind this task (it measures the harness's sandboxes), so it ha
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.model import GenerateConfig, get_model
-from inspect_ai.util import SandboxEnvironmentSpec
+from inspect_ai.model import GenerateConfig, Model, get_model
 
 from harness.data import text_hash
 from harness.records import task_metadata
-from tasks.agent_stress.dataset import FAULTS, KINDS, WELL_BEHAVED, Limits, stress_dataset
+from tasks.agent_stress.config import AgentKind, BwrapMode, SandboxKind, StressConfig
+from tasks.agent_stress.dataset import KINDS, stress_dataset
 from tasks.agent_stress.scorer import host_leaks, stress_scorer, stress_summary
 from tasks.agent_stress.solver import stress_agent
 
 TASK_VERSION = "1.0.0"
-
-SandboxKind = Literal["bwrap", "docker", "local"]
-BwrapMode = Literal["persistent", "per_exec"]
-AgentKind = Literal["scripted", "model"]
-
-
-def _kinds(workloads: str) -> tuple[str, ...]:
-    if workloads == "all":
-        return KINDS
-    if workloads == "well_behaved":
-        return WELL_BEHAVED
-    if workloads == "faults":
-        return FAULTS
-    kinds = tuple(k.strip() for k in workloads.split(",") if k.strip())
-    unknown = [k for k in kinds if k not in KINDS]
-    if unknown or not kinds:
-        raise ValueError(
-            f"agent_stress: workloads={workloads!r}: unknown kind(s) {unknown or '(none)'}; "
-            f"give all, well_behaved, faults or a comma list of {', '.join(KINDS)}"
-        )
-    return kinds
-
-
-def _sandbox_spec(kind: SandboxKind, mode: BwrapMode, limits: Limits, disk_mb: int) -> Any:
-    if kind == "bwrap":
-        from sandboxes.bwrap import BwrapConfig
-
-        config = BwrapConfig(
-            mode=mode, memory_mb=limits.memory_mb, max_processes=limits.max_processes,
-            disk_mb=disk_mb, timeout_s=limits.op_timeout_s,
-        )  # fmt: skip
-        return SandboxEnvironmentSpec("bwrap", config)
-    if kind == "docker":  # the project's engine-API provider (inspect's own needs Compose v2)
-        from sandboxes.docker import PROVIDER, DockerConfig
-
-        docker_config = DockerConfig(
-            memory_mb=limits.memory_mb, max_processes=limits.max_processes,
-            disk_mb=disk_mb, timeout_s=limits.op_timeout_s,
-        )  # fmt: skip
-        return SandboxEnvironmentSpec(PROVIDER, docker_config)
-    return "local"
 
 
 @task
@@ -109,60 +68,51 @@ def agent_stress(
             the CPU count) as inspect's own tools do; false runs them all at once.
         seed: seed of the generated file contents.
     """
-    if concurrency <= 0:
-        raise ValueError(f"agent_stress: concurrency must be positive, got {concurrency}")
-    kinds = _kinds(workloads)
-    limits = Limits(memory_mb=memory_mb, max_processes=max_processes,
-                    fault_timeout_s=fault_timeout)  # fmt: skip
-    count = samples if samples is not None else max(concurrency, len(kinds))
-    dataset = stress_dataset(count, kinds, limits, seed)
+    cfg = StressConfig.from_params(locals())
+    dataset = stress_dataset(cfg.sample_count, cfg.kinds, cfg.limits, cfg.seed)
     digest = text_hash(json.dumps([[s.id, s.metadata] for s in dataset], sort_keys=True))
     # Deterministic, so a re-run of the same command resumes (eval-set hashes the solver's
     # arguments); each sample's tag adds a random part, and footprints are kept per process.
     run_tag = f"as{digest.removeprefix('sha256:')[:10]}"
-    # the scripted agent is the task's own model: the log names what drove the agent, never a
-    # model under test that was not called
-    model = (
-        get_model("scripted/agent_stress", responder="tasks.agent_stress.solver:scripted_agent")
-        if agent == "scripted"
-        else None
-    )
     max_turns = max(len(s.metadata["ops"]) for s in dataset if s.metadata) + 2
     return Task(
         dataset=dataset,
-        model=model,
+        model=_agent_model(cfg),
         solver=stress_agent(
-            sandbox_kind=sandbox,
+            sandbox_kind=cfg.sandbox,
             run_tag=run_tag,
             max_turns=max_turns,
-            subprocess_gate=subprocess_gate,
+            subprocess_gate=cfg.subprocess_gate,
         ),  # fmt: skip
         scorer=stress_scorer(),
         metrics=[stress_summary(), host_leaks(run_tag)],
-        sandbox=_sandbox_spec(sandbox, mode, limits, disk_mb),
-        config=GenerateConfig(max_connections=concurrency, max_tokens=max_tokens),
-        time_limit=sample_time_limit,
+        sandbox=cfg.sandbox_spec(),
+        config=GenerateConfig(max_connections=cfg.concurrency, max_tokens=cfg.max_tokens),
+        time_limit=cfg.sample_time_limit,
         version=TASK_VERSION,
         metadata=task_metadata(
             dataset_source="generated: tasks/agent_stress/dataset.py workloads",
             dataset_hash=digest,
             generated=True,
             deviations=[],
-            sandbox=sandbox,
-            bwrap_mode=mode if sandbox == "bwrap" else None,
-            concurrency=concurrency,
-            agent=agent,
-            workloads=list(kinds),
-            subprocess_gate=subprocess_gate,
-            limits={
-                "memory_mb": memory_mb,
-                "max_processes": max_processes,
-                "disk_mb": disk_mb,
-                "fault_timeout_s": fault_timeout,
-            },  # fmt: skip
+            sandbox=cfg.sandbox,
+            bwrap_mode=cfg.mode if cfg.sandbox == "bwrap" else None,
+            concurrency=cfg.concurrency,
+            agent=cfg.agent,
+            workloads=list(cfg.kinds),
+            subprocess_gate=cfg.subprocess_gate,
+            limits=cfg.limits_record,
             run_tag=run_tag,
         ),
     )
+
+
+def _agent_model(cfg: StressConfig) -> Model | None:
+    """The scripted agent is the task's own model: the log names what drove the agent, never a
+    model under test that was not called (agent=model: None, the model under test)."""
+    if cfg.agent != "scripted":
+        return None
+    return get_model("scripted/agent_stress", responder="tasks.agent_stress.solver:scripted_agent")
 
 
 # `make run`: one sample of each workload kind, four at a time, bwrap (persistent), scripted.

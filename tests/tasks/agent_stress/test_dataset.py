@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from tasks.agent_stress.config import workload_kinds as _kinds
 from tasks.agent_stress.dataset import (
     FAULTS,
     KINDS,
@@ -18,7 +19,6 @@ from tasks.agent_stress.dataset import (
     workload,
 )
 from tasks.agent_stress.solver import scripted_agent
-from tasks.agent_stress.task import _kinds
 
 
 def test_kinds_cycle_and_ids() -> None:
