@@ -10,7 +10,6 @@ limits; its tool calls become the command log. The record ``run_audit`` returns 
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from typing import Any, Literal
 
 from inspect_ai.agent import Agent, AgentState, react, run
@@ -34,8 +33,12 @@ from inspect_ai.util import (
     time_limit,
 )
 
-from harness.constrained import MAX_BOUNDED_STRING, constrained_enabled
-from harness.constrained import AnswerFormat as DecodingFormat
+from harness.constrained import (
+    MAX_BOUNDED_STRING,
+    check_formats,
+    constrained_enabled,
+    generate_args,
+)
 from methods.anchor import (
     GUARD_MARKER,
     JUDGE_FIXED_CHARS,
@@ -127,14 +130,6 @@ def reply_text(messages: list[ChatMessage]) -> str:
     return ""
 
 
-@lru_cache(maxsize=64)
-def decoding_format(fmt: AnswerFormat) -> DecodingFormat:
-    """The methods' declaration as the harness's, validated (once per distinct format)."""
-    return DecodingFormat(
-        json_schema=fmt.json_schema, regex=fmt.regex, choices=fmt.choice, name=fmt.name
-    )
-
-
 def chat_generate(model: Model, max_tokens: int) -> ChatGenerate:
     """A model role as the audit loop's ``generate(messages) -> str``; with ``constrained=on``
     a reply with an answer format (the judges' JSON) is decoded under it."""
@@ -149,8 +144,7 @@ def chat_generate(model: Model, max_tokens: int) -> ChatGenerate:
         ]
         call_config = config
         if answer_format is not None:
-            fmt = decoding_format(answer_format)
-            call_config = config.merge(GenerateConfig(**fmt.generate_args()))
+            call_config = config.merge(GenerateConfig(**generate_args(answer_format)))
         out = await model.generate(chat, config=call_config)
         return out.completion
 
@@ -213,7 +207,9 @@ class TargetAgent:
 
     async def __call__(self, message: str, turn: int) -> TargetTurn:
         # react() prepends its system prompt on every call: drop the previous copy.
-        convo = [m for m in self.messages if not isinstance(m, ChatMessageSystem)]
+        convo: list[ChatMessage] = [
+            m for m in self.messages if not isinstance(m, ChatMessageSystem)
+        ]
         convo.append(ChatMessageUser(content=message))
         n_before = len(convo)
         state, limit_error = await run(
@@ -225,7 +221,9 @@ class TargetAgent:
             ],
         )
         self.messages = list(state.messages)
-        new = [m for m in self.messages[n_before:] if not isinstance(m, ChatMessageSystem)]
+        new: list[ChatMessage] = [
+            m for m in self.messages[n_before:] if not isinstance(m, ChatMessageSystem)
+        ]
         self.last_reply = reply_text(new)
         return TargetTurn(
             reply=self.last_reply,
@@ -263,8 +261,7 @@ def anchor_audit(
     )
     # Every judge's answer format is checked here, at task load, by the decoding engine's rules
     # (a malformed one is an AnswerFormatError now, not a server 400 mid-run).
-    for name in JUDGE_NAMES:
-        decoding_format(judge_format(name, settings.judge_reason_chars))
+    check_formats(judge_format(name, settings.judge_reason_chars) for name in JUDGE_NAMES)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:  # noqa: ARG001
         scenario = scenarios[state.metadata["scenario_id"]]

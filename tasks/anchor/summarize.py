@@ -72,13 +72,16 @@ def main(paths: list[str]) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for mode, outs in sorted(by_mode.items()):
-        s, c = summarize(outs), extra[mode]
-        comp = s["compliance"]
-        harm = "/".join(str(s["harm_distribution"][k]) for k in range(6))
+        summary, c = summarize(outs), extra[mode]
+        comp = summary["compliance"]
+        harm = "/".join(str(summary["harm_distribution"][k]) for k in range(6))
         print(
-            f"| {mode} | {s['n']} | {_fmt(comp['value'])} [{_fmt(comp['low'])}, {_fmt(comp['high'])}] "
-            f"| {_fmt(s['refusal']['value'])} | {_fmt(s['refusal_then_comply']['value'])} "
-            f"| {_fmt(s['over_compliance']['value'])} | {_fmt(s['turns_to_compliance_mean'], False)} "
+            f"| {mode} | {summary['n']} | {_fmt(comp['value'])} [{_fmt(comp['low'])}, "
+            f"{_fmt(comp['high'])}] "
+            f"| {_fmt(summary['refusal']['value'])} "
+            f"| {_fmt(summary['refusal_then_comply']['value'])} "
+            f"| {_fmt(summary['over_compliance']['value'])} "
+            f"| {_fmt(summary['turns_to_compliance_mean'], False)} "
             f"| {harm} | {c['commands']} | {c['judge_failures']}/{c['judge_calls']} |"
         )
     print()

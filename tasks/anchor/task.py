@@ -95,7 +95,7 @@ def anchor(
         auditor_script: fixed auditor messages (scripted auditor, for tests).
         scenario_dir: a folder of scenario files instead of the bundled ones.
     """
-    modes: list[AuditorMode] = ["direct", "persistent"] if auditor == "both" else [auditor]  # type: ignore[list-item]
+    modes: list[AuditorMode] = ["direct", "persistent"] if auditor == "both" else [auditor]
     ids = [s.strip() for s in scenarios.split(",") if s.strip()] if scenarios else None
     folder = Path(scenario_dir) if scenario_dir else SCENARIO_DIR
     dataset, by_id = anchor_dataset(modes, folder, ids)
