@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._build import ReportResult, build_report
-    from ._headline import headline_text, rank_methods
+    from ._headline import headline_of_log, headline_text, rank_methods
     from ._leaderboard import build_leaderboard
     from ._reference import load_reference, parse_reference
     from ._runs import Run, SkippedLog, read_runs, select_runs
@@ -32,7 +32,7 @@ _SOURCES = {
     **dict.fromkeys(
         ("Cell", "Comparison", "Leaderboard", "ReferenceRow", "ReferenceTable", "Row"), "._types"
     ),
-    **dict.fromkeys(("headline_text", "rank_methods"), "._headline"),
+    **dict.fromkeys(("headline_of_log", "headline_text", "rank_methods"), "._headline"),
     "build_leaderboard": "._leaderboard",
     **dict.fromkeys(("load_reference", "parse_reference"), "._reference"),
     **dict.fromkeys(("Run", "SkippedLog", "read_runs", "select_runs"), "._runs"),
@@ -79,6 +79,7 @@ __all__ = [
     "build_leaderboard",
     "build_report",
     "generic_schema",
+    "headline_of_log",
     "headline_text",
     "load_reference",
     "load_schema",

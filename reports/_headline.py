@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ._schema import MetricSpec, headline_of, key_regex, load_schema
 
@@ -140,4 +141,21 @@ def _ranking_text(head: MetricSpec, ranking: MethodRanking) -> str:
         return f"{head.display} {_fmt(value)} ({method})"
     how = " by mean over datasets" if ranking.over_datasets else ""
     undefined = f"; {len(ranking.undefined)} undefined" if ranking.undefined else ""
-    return f"{head.display} {_fmt(value)} ({method}, best of {n} methods{how}{undefined})"
+    ties = sum(1 for _, v in ranking.ranked[1:] if v == value)
+    who = f"{method} and {ties} more tied" if ties else method
+    return f"{head.display} {_fmt(value)} ({who}, best of {n} methods{how}{undefined})"
+
+
+def headline_of_log(log: Any) -> str:
+    """:func:`headline_text` of an inspect ``EvalLog`` (its header is enough): the results keyed
+    "<score name>/<metric>" whatever the number of scorers, so that a dataset in a key is never
+    read as a scorer."""
+    metrics: dict[str, float] = {}
+    results = getattr(log, "results", None)
+    for score in getattr(results, "scores", None) or []:
+        for name, metric in score.metrics.items():
+            try:
+                metrics[f"{score.name}/{name}"] = float(metric.value)
+            except (TypeError, ValueError):
+                continue
+    return headline_text(str(log.eval.task), metrics)

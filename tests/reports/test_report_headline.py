@@ -75,3 +75,15 @@ def test_the_report_summary_ranks_methods_and_says_undefined(fourteen_report):
     values = [float(v) for v in re.findall(r"\b[A-Za-z]+\*{0,2} (\d+\.\d)%", dispat)]
     assert len(values) == 10 and values == sorted(values, reverse=True), dispat
     assert "best of 10 methods" in dispat
+
+
+def test_headline_of_a_log_keys_every_metric_by_its_scorer(run_all_logs):
+    """The terminal summary's entry point: a log's header in, the same line out (a one-scorer
+    log's `wbc/KNN/auroc` is a dataset cell, never read as scorer `wbc`)."""
+    from inspect_ai.log import read_eval_log
+
+    _, paths = run_all_logs
+    text = reports.headline_of_log(read_eval_log(str(paths["dispat"]), header_only=True))
+    assert text.startswith("AUROC 1 (") and "more tied, best of 10 methods" in text, text
+    ood = reports.headline_of_log(read_eval_log(str(paths["ood"]), header_only=True))
+    assert ood.startswith("AUROC ") and "best of 8 methods)" in ood, ood
