@@ -30,7 +30,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -197,7 +197,7 @@ def preset_record(
 
 
 # ----------------------------------------------------------------------------- expressions
-_BINARY = {
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
@@ -205,7 +205,7 @@ _BINARY = {
     ast.FloorDiv: operator.floordiv,
     ast.Pow: operator.pow,
 }
-_COMPARE = {
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq,
     ast.NotEq: operator.ne,
     ast.Gt: operator.gt,
@@ -224,7 +224,12 @@ def _count(value: Any) -> int:
     return len(value)
 
 
-_FUNCTIONS = {"min": min, "max": max, "ceil": math.ceil, "len": _count}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "min": min,
+    "max": max,
+    "ceil": math.ceil,
+    "len": _count,
+}
 
 
 def evaluate(expr: Expr, names: Mapping[str, Any], *, where: str = "") -> float:

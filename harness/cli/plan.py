@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -247,16 +248,20 @@ def throughput_from_logs(log_dir: Path, task: str, model: str, preset: str) -> T
     return Throughput(rate, rate * PREFILL_RATIO, f"log {name} ({measured.task}): {rate:.1f} tok/s")
 
 
-def probe_throughput(model: str, backend: str, concurrency: int = 4) -> Throughput:
-    """Measure the back-end for a few seconds: `concurrency` requests of ~200 prompt tokens,
-    once with 1 output token (prefill) and once with 48 (decode); starts the model."""
+def probe_throughput(
+    model: str, backend: str, prompt_tokens: int = 200, concurrency: int = 4
+) -> Throughput:
+    """Measure the back-end for a few seconds: `concurrency` requests of about `prompt_tokens`
+    prompt tokens (the plan's mean per call: decoding slows as the context grows), once with 1
+    output token (prefill) and once with 48 (decode); starts the model."""
     import asyncio
 
     from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
 
     from harness.models.aliases import ModelServers, resolve_model
 
-    prompt = "Count the words in this sentence and explain each step briefly. " * 16
+    sentence = "Count the words in this sentence and explain each step briefly. "  # ~12 tokens
+    prompt = sentence * max(1, prompt_tokens // 12)
     with ModelServers() as servers:
         prepared = servers.prepare(resolve_model(model, backend))  # type: ignore[arg-type]
         args = dict(prepared.args)
@@ -287,7 +292,8 @@ def probe_throughput(model: str, backend: str, concurrency: int = 4) -> Throughp
     return Throughput(
         decode,
         prefill,
-        f"probe of {model} ({backend}, {concurrency} concurrent): "
+        f"probe of {model} ({backend}, {concurrency} concurrent, ~{prompt_tokens} prompt "
+        "tokens): "
         f"{decode:.1f} tok/s out, {prefill:.0f} tok/s prompt",
     )
 
@@ -316,9 +322,7 @@ def make_plans(args: list[str]) -> tuple[list[TaskPlan], str]:
             f"preset={clip(str(preset or ''))!r}: plan needs preset=smoke or preset=paper "
             "(the cost model is the preset's)"
         )
-    model = options.get("model", "default")
-    if "," in model:
-        raise ConfigError("harness plan: give one model (plan each model of a sweep in turn)")
+    models = [m.strip() for m in options.get("model", "default").split(",") if m.strip()]
     backend = options.get("backend", "vllm")
     entries: list[TaskEntry] = []
     for name in names:
@@ -328,21 +332,31 @@ def make_plans(args: list[str]) -> tuple[list[TaskPlan], str]:
                 f"known: {', '.join(registry.tasks)}"
             )
         entries.append(registry.tasks[name])
-    overrides = _overrides(pairs, entries)
+    sweeps = {k[len("grid.") :]: v.split(",") for k, v in pairs if k.startswith("grid.")}
+    overrides = _overrides([(k, v) for k, v in pairs if not k.startswith("grid.")], entries)
+    combos = [dict(zip(sweeps, values, strict=True)) for values in product(*sweeps.values())]
     stated = _stated_throughput(options)
+    probing = options.get("probe", "off").lower() in ("on", "true", "1", "yes")
+    if probing and len(models) > 1 and stated is None:
+        raise ConfigError("probe=on measures one model: plan the models of a sweep in turn")
+    plans = [  # a sweep (model=a,b, grid.<key>=v1,v2): one plan per cell, its own time
+        plan_task(entry, preset, _cell(overrides, combo, entry), model)
+        for model in models
+        for entry in entries
+        for combo in combos
+    ]
     probed: Throughput | None = None
-    if options.get("probe", "off").lower() in ("on", "true", "1", "yes") and stated is None:
-        probed = probe_throughput(model, backend)
-    plans = []
-    for entry in entries:
-        own = {k: v for k, v in overrides.items() if _takes(entry, k)}
-        plan = plan_task(entry, preset, own, model)
+    if probing and stated is None:
+        calls = sum(p.total_calls for p in plans)
+        mean_prompt = int(sum(p.total_prompt for p in plans) / calls) if calls else 200
+        concurrency = max(1, min(4, max(p.samples for p in plans)))
+        probed = probe_throughput(models[0], backend, mean_prompt or 200, concurrency)
+    for plan in plans:
         throughput = stated or probed
         if throughput is None:
             log_dir = Path(options.get("log_dir", "logs"))
-            throughput = throughput_from_logs(log_dir, entry.name, model, preset)
+            throughput = throughput_from_logs(log_dir, plan.task, plan.model, preset)
         estimate_seconds(plan, throughput, backend)
-        plans.append(plan)
     note = ""
     if probed is None and "prefill_per_s" not in options:
         note = f"prompt tokens counted {PREFILL_RATIO:g}x faster than output tokens"
@@ -364,14 +378,22 @@ def _stated_throughput(options: Mapping[str, str]) -> Throughput | None:
     return Throughput(rate, prefill, f"stated: {rate:g} tok/s out, {prefill:g} tok/s prompt")
 
 
-def _overrides(pairs: list[tuple[str, str]], entries: list[TaskEntry]) -> dict[str, Any]:
+def _cell(overrides: dict[str, Any], combo: dict[str, str], entry: TaskEntry) -> dict[str, Any]:
+    """One grid cell's overrides for `entry` (a swept key applies to the tasks that take it)."""
+    cell = {**overrides, **_overrides(list(combo.items()), [entry], check=False)}
+    return {k: v for k, v in cell.items() if _takes(entry, k)}
+
+
+def _overrides(
+    pairs: list[tuple[str, str]], entries: list[TaskEntry], *, check: bool = True
+) -> dict[str, Any]:
     """Task parameters and run-shaping options (limit, epochs) from the command line."""
     skip = {"task", "preset", "model", "backend", "log_dir", *PLAN_OPTIONS}
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in skip or key.startswith(("role.", "model_arg.")):
             continue
-        if key not in CONFIG_FIELDS and not any(_takes(e, key) for e in entries):
+        if check and key not in CONFIG_FIELDS and not any(_takes(e, key) for e in entries):
             known = [*CONFIG_FIELDS, *PLAN_OPTIONS]
             known += [p for e in entries for p in e.signature.parameters]
             raise ConfigError(
@@ -387,6 +409,7 @@ def _takes(entry: TaskEntry, key: str) -> bool:
 
 
 def print_plans(console: Console, plans: list[TaskPlan], note: str) -> None:
+    several = len({p.model for p in plans}) > 1
     table = Table(title="plan (no model started)", padding=(0, 1))
     for column in ("task", "preset", "samples", "calls by role", "prompt tok", "output tok"):
         table.add_column(column, justify="left" if column in ("task", "preset") else "right")
@@ -395,7 +418,7 @@ def print_plans(console: Console, plans: list[TaskPlan], note: str) -> None:
     for p in plans:
         roles = ", ".join(f"{r} {_n(n)}" for r, n in p.calls.items()) or "none"
         table.add_row(
-            p.task,
+            f"{p.task} ({p.model})" if several else p.task,
             p.preset,
             _n(p.samples),
             roles,

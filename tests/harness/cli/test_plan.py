@@ -127,6 +127,20 @@ def test_every_task_and_preset_plans_fast_without_a_model(task, preset, capsys):
     assert took < 10, f"plan of {task} {preset} took {took:.1f} s"
 
 
+def test_a_sweep_plans_each_model():
+    plans, _ = make_plans(["task=docval", "preset=smoke", "model=vllm/a,vllm/b", "tokens_per_s=9"])
+    assert [p.model for p in plans] == ["vllm/a", "vllm/b"]
+    assert plans[0].calls == plans[1].calls == {"model": 3}
+
+
+def test_a_grid_plans_each_cell():
+    args = ["task=correct", "preset=paper", "grid.method=correct,binary_search", "tokens_per_s=9"]
+    plans, _ = make_plans(args)
+    assert [p.overrides["method"] for p in plans] == ["correct", "binary_search"]
+    assert plans[0].calls == {"model": 184, "teacher": 184}
+    assert plans[1].calls == {"model": pytest.approx(184 * 4.2)}  # ~4.2 calls per trajectory
+
+
 def test_dry_run_plans_instead_of_running(tmp_path, capsys):
     code = main(
         ["eval", "task=correct", "preset=paper", "model=vllm/x", f"log_dir={tmp_path}/logs"]
@@ -143,7 +157,7 @@ def test_dry_run_plans_instead_of_running(tmp_path, capsys):
         (["task=docval"], "plan needs preset=smoke or preset=paper"),
         (["task=docval", "preset=paper", "n_dcs=3"], "did you mean 'n_docs'"),
         (["task=nope", "preset=paper"], "unknown task 'nope'"),
-        (["task=docval", "preset=paper", "model=a,b"], "give one model"),
+        (["task=docval", "preset=paper", "model=a,b", "probe=on"], "measures one model"),
         (["task=docval", "preset=paper", "tokens_per_s=-1"], "must be positive"),
     ],
 )
