@@ -22,9 +22,12 @@ A deviation's text is a `str.format` template over the config's attributes (fiel
 properties) and any `context` the task passes (values known only once data is loaded); `when`
 is a predicate on the config (and the same context), absent for one that always applies.
 
-Where presets (`smoke`, `paper`) or splits (`dev`, `test`) come in, they are data in the task
-folder too: a mapping of parameter overrides, applied with `TaskConfig.replace` after
-`from_params`, so the config stays the one place a run's settings are read from.
+Presets (`smoke`, `paper`: `tasks/<name>/presets.yaml`) and splits (`dev`, `test`) are data in
+the task folder too. They arrive as parameter values (the CLI applies a preset's settings as
+`key=value` arguments), so the config built from the parameters already holds them and logs
+them; code that builds a config outside the CLI applies a preset's or split's settings with
+`TaskConfig.replace` after `from_params`. Either way the config stays the one place a run's
+settings are read from, and a deviation a preset implies is a row of the task's table.
 """
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ def run_grid(
 
 def markdown_table(rows, metric: str, methods) -> str:
     cell = defaultdict(list)
-    failed = defaultdict(int)
+    failed: defaultdict[tuple[str, str], int] = defaultdict(int)
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))
     for r in rows:
         if r["error"]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections import defaultdict
+from typing import cast
 
 import numpy as np
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
@@ -55,8 +56,9 @@ def leaderboard_table(
     methods: list[str] = []
     for ss in sample_scores:
         md = ss.score.metadata or {}
-        rows[(md["dataset"], md["seed"])].append((int(md["label"]), ss.score.value or {}, md))
-        for m in [*(ss.score.value or {}), *md.get("errors", {})]:
+        values = cast(dict, ss.score.value or {})  # anomaly_scores: {method: score}
+        rows[(md["dataset"], md["seed"])].append((int(md["label"]), values, md))
+        for m in [*values, *md.get("errors", {})]:
             if m not in methods:
                 methods.append(m)
     per: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))

@@ -10,7 +10,7 @@ threshold per dataset and method, mean and t-interval over seeds (see scorer.py 
 from __future__ import annotations
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset
+from inspect_ai.dataset import MemoryDataset, Sample
 
 from harness.records import task_metadata
 from tasks._config import deviations
@@ -28,6 +28,7 @@ from tasks.dispat.config import (
     ScoreTokens,
 )
 from tasks.dispat.dataset import (
+    Split,
     expand_datasets,
     make_split,
     record_to_sample,
@@ -132,7 +133,9 @@ def dispat(
         rate, weight of the real-row NLL term, sampling temperature, synthetic row length cap.
     """
     cfg = DispatConfig.from_params(locals())
-    splits, samples, sources, hashes = {}, [], [], []
+    splits: dict[tuple[str, int], Split] = {}
+    samples: list[Sample] = []
+    sources, hashes = [], []
     for name in expand_datasets(cfg.dataset):
         ds = resolve_dataset(name)
         sources.append(f"{ds.name}: {ds.source}")
