@@ -176,7 +176,9 @@ def measure_log(path: str | Path) -> LogMeasure:
     test) from its model events, and the eval's wall time."""
     from datetime import datetime
 
+    from inspect_ai.event import ModelEvent
     from inspect_ai.log import read_eval_log
+    from inspect_ai.model import ModelOutput
 
     log = read_eval_log(str(path))
     calls: dict[str, int] = {}
@@ -184,11 +186,11 @@ def measure_log(path: str | Path) -> LogMeasure:
     output: dict[str, int] = {}
     for sample in log.samples or []:
         for event in sample.events:
-            if getattr(event, "event", None) != "model":
+            if not isinstance(event, ModelEvent):
                 continue
-            role = getattr(event, "role", None) or "model"
+            role = event.role or "model"
             calls[role] = calls.get(role, 0) + 1
-            usage = event.output.usage if event.output is not None else None
+            usage = event.output.usage if isinstance(event.output, ModelOutput) else None
             if usage is not None:
                 prompt[role] = prompt.get(role, 0) + usage.input_tokens
                 output[role] = output.get(role, 0) + usage.output_tokens

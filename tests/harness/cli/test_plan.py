@@ -61,8 +61,8 @@ def test_plan_reads_its_time_from_the_latest_log_of_the_model(tmp_path, capsys):
         ["task=omniverifier", "preset=smoke", "model=scripted/t", f"log_dir={tmp_path}"]
     )
     (plan,) = plans
-    assert "same task's log" in plan.time_source
-    # 14 samples at the 4-sample run's seconds per sample (same tokens per sample)
+    assert "omniverifier smoke log" in plan.time_source
+    # 14 samples at the 4-sample run's seconds per sample
     assert plan.est_seconds == pytest.approx(wall / 4 * 14, rel=1e-6)
     other, _ = make_plans(["task=omniverifier", "preset=smoke", "model=scripted/other"])
     assert other[0].est_seconds is None  # no log of that model, no throughput given
