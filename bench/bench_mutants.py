@@ -17,7 +17,11 @@ swe_abs set-up cache), on the same module:
 
 Printed: mutants/s of each, their ratio (goal ≥ 2), and the agreement of killed/survived
 verdicts on the mutants both generate (matched by the mutated function's AST; a timeout counts
-as killed, "no tests" as survived). The ratio counts only when the agreement is ≥ 99 %.
+as killed, "no tests" as survived). The ratio counts only when the agreement is ≥ 99 %. Which
+tests each tool ran per mutant: mutmut the tests its stats run recorded for the mutated function,
+ours the tests that execute the mutated line (import-time lines — def headers with their
+defaults — count as executed by every test, as the swe_abs pipeline counts them); ``--report
+FILE`` writes them per shared mutant (JSON), and the summary prints the mean per mutant.
 """
 
 from __future__ import annotations
@@ -102,9 +106,13 @@ def run_mutmut(files: dict[str, bytes], workers: int | None) -> dict[str, Any]:
             raise RuntimeError(f"mutmut failed ({res.returncode}): {res.stderr[-2000:]}")
         meta = json.loads(meta_path.read_text())
         mutated = (root / "mutants" / MODULE).read_text()
+        stats_path = root / "mutants" / "mutmut-stats.json"
+        stats = json.loads(stats_path.read_text()) if stats_path.exists() else {}
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    tests_by = stats.get("tests_by_mangled_function_name") or {}
     verdicts: dict[str, str] = {}
+    tests: dict[str, list[str]] = {}
     for node in ast.parse(mutated).body:
         if isinstance(node, ast.FunctionDef):
             m = re.match(r"x_(.*)__mutmut_(\d+)$", node.name)
@@ -112,12 +120,15 @@ def run_mutmut(files: dict[str, bytes], workers: int | None) -> dict[str, Any]:
                 continue
             code = meta["exit_code_by_key"].get(f"toolz.itertoolz.{node.name}")
             verdict = "killed" if code in _KILLED else "survived" if code in _SURVIVED else "other"
-            verdicts[_key(node, m.group(1))] = verdict
-    return {"wall": wall, "verdicts": verdicts, "n": len(meta["exit_code_by_key"])}
+            key = _key(node, m.group(1))
+            verdicts[key] = verdict
+            tests[key] = sorted(tests_by.get(f"toolz.itertoolz.x_{m.group(1)}", []))
+    return {"wall": wall, "verdicts": verdicts, "tests": tests, "n": len(meta["exit_code_by_key"])}
 
 
 async def run_ours(files: dict[str, bytes], site: str, factor: float) -> dict[str, Any]:
     from methods.swe_abs import RUNNER_SOURCE, RunnerEnv, generate_mutants
+    from methods.swe_abs.stage_common import static_executed
     from sandboxes.bwrap import BwrapSandboxEnvironment
 
     cfg, envs, box = await _sandbox(site)
@@ -129,6 +140,7 @@ async def run_ours(files: dict[str, bytes], site: str, factor: float) -> dict[st
         started = time.perf_counter()
         source = files[MODULE].decode()
         mutants = generate_mutants(MODULE, source)
+        import_time = static_executed(source)
         jobs: list[dict[str, Any]] = [
             {"id": "gold", "kind": "tests", "coverage": True, "durations": True, "timeout": 300}
         ]
@@ -143,6 +155,9 @@ async def run_ours(files: dict[str, bytes], site: str, factor: float) -> dict[st
                     "select_from": {
                         "job": "gold",
                         "lines": {MODULE: [m.line]},
+                        "import_time": {
+                            MODULE: sorted(import_time | ({m.line} if m.in_signature else set()))
+                        },
                         "timeout_factor": factor,
                         "timeout_base": 1.0,
                     },
@@ -168,6 +183,7 @@ async def run_ours(files: dict[str, bytes], site: str, factor: float) -> dict[st
     finally:
         await BwrapSandboxEnvironment.sample_cleanup("bench_mutants", cfg, envs, False)
     verdicts: dict[str, str] = {}
+    tests: dict[str, list[str]] = {}
     timeouts = no_tests = 0
     for m in mutants:
         r = result["jobs"][m.id]
@@ -178,14 +194,40 @@ async def run_ours(files: dict[str, bytes], site: str, factor: float) -> dict[st
         no_tests += bool(r.get("no_tests"))
         for node in ast.parse(m.source).body:
             if isinstance(node, ast.FunctionDef) and node.name == m.function:
-                verdicts[_key(node, m.function)] = "killed" if killed else "survived"
+                key = _key(node, m.function)
+                verdicts[key] = "killed" if killed else "survived"
+                tests[key] = list(r.get("ran") or [])
     return {
         "wall": wall,
         "verdicts": verdicts,
+        "tests": tests,
         "n": len(mutants),
         "timeouts": timeouts,
         "no_tests": no_tests,
     }
+
+
+def _tests_ran(
+    theirs: dict[str, Any], ours: dict[str, Any], shared: list[str], report: str | None
+) -> None:
+    """Which tests each tool ran per shared mutant: the means, and (``report``) every mutant."""
+    rows = []
+    for k in shared:
+        a, b = theirs["tests"].get(k, []), ours["tests"].get(k, [])
+        # mutmut names tests by node id without the "toolz/tests/" root our runner collects
+        a_set, b_set = {t.rsplit("/", 1)[-1] for t in a}, {t.rsplit("/", 1)[-1] for t in b}
+        rows.append({"mutant": k[:200], "verdict_mutmut": theirs["verdicts"][k],
+                     "verdict_ours": ours["verdicts"][k], "tests_mutmut": a, "tests_ours": b,
+                     "same_tests": a_set == b_set})  # fmt: skip
+    n = len(rows) or 1
+    print(
+        f"tests run per mutant: mutmut {sum(len(r['tests_mutmut']) for r in rows) / n:.1f}, "
+        f"ours {sum(len(r['tests_ours']) for r in rows) / n:.1f} (ours stops at the first "
+        f"failure); the same test set on {sum(r['same_tests'] for r in rows)}/{len(rows)} mutants"
+    )
+    if report:
+        Path(report).write_text(json.dumps(rows, indent=1))
+        print(f"per-mutant tests and verdicts: {report}")
 
 
 async def main(args: argparse.Namespace) -> int:
@@ -229,6 +271,7 @@ async def main(args: argparse.Namespace) -> int:
         theirs["verdicts"][k] == "survived" and ours["verdicts"][k] == "killed" for k in shared
     )
     print(f"  killed by mutmut only: {only_theirs}; killed by ours only: {only_ours}")
+    _tests_ran(theirs, ours, sorted(shared), args.report)
     counts = agreement >= AGREEMENT_GOAL
     print(
         f"RATIO ours/mutmut = {ratio:.2f} (goal ≥ {GOAL}); "
@@ -241,4 +284,5 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=None, help="mutmut --max-children")
     parser.add_argument("--timeout-factor", type=float, default=10.0)
+    parser.add_argument("--report", default=None, help="write per-mutant tests/verdicts (JSON)")
     raise SystemExit(asyncio.run(main(parser.parse_args())))

@@ -1,0 +1,80 @@
+"""The one place every swe_abs headline number comes from (``results.json``): the task README and
+the top-level README quote them, and ``tests/tasks/swe_abs/test_results.py`` checks both against
+this file. Rates are ``[k, n]`` pairs, shown with their 95 % Wilson interval.
+
+    .venv/bin/python -m tasks.swe_abs.results      # prints the sentences the READMEs carry
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from scorers.intervals import wilson_ci
+
+RESULTS = Path(__file__).resolve().parent / "results.json"
+
+
+def load_results(path: Path = RESULTS) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def rate(pair: list[int]) -> str:
+    """``k/n = p % [low, high]`` (Wilson 95 %), as the task README's tables write a rate."""
+    k, n = pair
+    ci = wilson_ci(k, n)
+    return f"{k}/{n} = {100 * k / n:.1f} % [{100 * ci.low:.1f}, {100 * ci.high:.1f}]"
+
+
+def percent(pair: list[int]) -> str:
+    """``p % [low, high]`` (Wilson 95 %), as the top-level README writes a rate."""
+    k, n = pair
+    ci = wilson_ci(k, n)
+    return f"{100 * k / n:.1f} % [{100 * ci.low:.1f}, {100 * ci.high:.1f}]"
+
+
+def task_readme_rows(r: dict[str, Any]) -> list[str]:
+    """Strings the task README's results section must contain, verbatim."""
+    own, out = r["own"], r["outside"]
+    return [
+        f"| instances strengthened | {rate(own['strengthened'])} |",
+        f"| previously resolved own candidates rejected (pooled) | {rate(own['rejected'])} |",
+        f"| own hand-written **wrong** patches rejected | {rate(own['wrong_rejected'])} |",
+        f"| own hand-written **correct** patches rejected | {rate(own['correct_rejected'])} |",
+        f"| outside **wrong** patches rejected | {rate(out['wrong_rejected'])} |",
+        f"| outside **correct** patches rejected | {rate(out['correct_rejected'])} |",
+        f"| slice coverage, original tests → strengthened | {own['coverage_before']:.3f} [",
+        f"→ {own['coverage_after']:.3f} [",
+        f"| operator mutants surviving the original tests | {rate(own['mutants_survived'])} |",
+        f"| surviving mutants killed by the new tests | {rate(own['mutants_killed_new'])} |",
+        f"ratio {r['bench']['ratio']:.2f}",
+        f"verdicts agree on {r['bench']['agree'][0]}/{r['bench']['agree'][1]}",
+    ]
+
+
+def readme_paragraph(r: dict[str, Any]) -> str:
+    """The top-level README's swe_abs paragraph (whitespace aside)."""
+    own, out, paper = r["own"], r["outside"], r["paper"]
+    k_correct, n_correct = own["correct_rejected"]
+    ko, no = out["correct_rejected"]
+    return (
+        f"**swe_abs** — model-free strengthening of the {own['instances']} offline instances: "
+        f"{percent(own['strengthened'])} of instances strengthened (paper "
+        f"{100 * paper['strengthened'][0] / paper['strengthened'][1]:.1f} %), "
+        f"{percent(own['rejected'])} of the previously resolved own candidates rejected (paper "
+        f"{100 * paper['rejected'][0] / paper['rejected'][1]:.1f} %), {k_correct} of {n_correct} "
+        f"correct patches rejected; on the outside set (wrong and correct patches written apart "
+        f"from the generator, {out['instances']} instances) {percent(out['wrong_rejected'])} of "
+        f"the wrong patches rejected and {ko} of {no} correct ones; slice coverage "
+        f"{own['coverage_before']:.3f} → {own['coverage_after']:.3f}. The paper's own re-ranking "
+        f"is reproduced from its published results (19.73 % pooled, Spearman ρ 0.840). Every "
+        f"number: `tasks/swe_abs/results.json`."
+    )
+
+
+if __name__ == "__main__":
+    results = load_results()
+    print(readme_paragraph(results))
+    print()
+    print("\n".join(task_readme_rows(results)))

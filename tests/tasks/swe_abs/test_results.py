@@ -1,0 +1,30 @@
+"""Every swe_abs headline number comes from one place (``tasks/swe_abs/results.json``): the task
+README and the top-level README must quote it (issue 27, item 7)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tasks.swe_abs.results import load_results, rate, readme_paragraph, task_readme_rows
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+def test_rate_format_is_the_readmes():
+    assert rate([22, 31]) == "22/31 = 71.0 % [53.4, 83.9]"
+
+
+def test_task_readme_quotes_the_results_file():
+    readme = _flat((ROOT / "tasks" / "swe_abs" / "README.md").read_text(encoding="utf-8"))
+    missing = [row for row in task_readme_rows(load_results()) if _flat(row) not in readme]
+    assert missing == []
+
+
+def test_top_level_readme_quotes_the_results_file():
+    readme = _flat((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert _flat(readme_paragraph(load_results())) in readme
