@@ -186,12 +186,16 @@ def cmd_eval(args: list[str]) -> int:
         args, registry.tasks, all_tasks=sorted(registry.tasks)
     )
     _warn_task_errors({n: why for n, why in registry.errors.items() if n in config.task})
+    from harness.cli.undefined import collect_undefined, undefined_line
+
     started = time.monotonic()
-    with _interruptible(config.log_dir) as interrupt:
+    with _interruptible(config.log_dir) as interrupt, collect_undefined() as undefined:
         outcome = run_eval(config, selected, task_args)
     if interrupt.stopped:
         return 130
     _print_summary(outcome, time.monotonic() - started, wide)
+    if line := undefined_line(undefined):
+        err.print(f"[yellow]{escape(line)}[/yellow]", soft_wrap=True)
     return 0 if outcome.success and all(s.status == "success" for s in outcome.summaries) else 1
 
 

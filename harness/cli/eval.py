@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,9 @@ class TaskSummary:
     metrics: dict[str, float]
     log: str
     error: str | None = None
+    # the same results keyed "<score name>/<metric>" whatever the number of scorers (the form
+    # the task's leaderboard schema names them in; reports.headline_text reads it)
+    scored: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -159,11 +162,13 @@ def _model(
 
 def summarise(log: Any) -> TaskSummary:
     metrics: dict[str, float] = {}
+    scored: dict[str, float] = {}
     if log.results is not None:
         for score in log.results.scores:
             for name, metric in score.metrics.items():
                 key = name if len(log.results.scores) == 1 else f"{score.name}/{name}"
                 metrics[key] = metric.value
+                scored[f"{score.name}/{name}"] = metric.value
     total = log.results.total_samples if log.results else 0
     done = log.results.completed_samples if log.results else 0
     error = None
@@ -177,4 +182,5 @@ def summarise(log: Any) -> TaskSummary:
         metrics=metrics,
         log=log.location,
         error=error,
+        scored=scored,
     )

@@ -80,3 +80,12 @@ def test_agent_stress_calls_the_model_only_with_agent_model():
 @pytest.mark.parametrize("task", ["dispat", "agent_stress", "omniverifier"])
 def test_the_tasks_with_rare_classes_declare_a_stratification_key(task):
     assert discover_tasks().tasks[task].declarations.stratify
+
+
+def test_undefined_metrics_are_said_once_in_one_line(tmp_path, capsys):
+    # issue 31 item 10: each undefined metric warned on its own (16 warnings, each with a path)
+    assert _run(tmp_path, f"task={FIXTURES / 'undefined_task.py'}@undefined") == 0
+    err = capsys.readouterr().err
+    assert "MetricUndefined" not in err and "warnings.warn" not in err, err
+    [line] = [x for x in err.splitlines() if x.startswith("undefined:")]
+    assert "metric values (NaN)" in line

@@ -30,7 +30,7 @@ def test_a_lazy_task_imports_its_module_when_built_and_records_the_real_defaults
     registered = lazy_task(entry)
     assert "_harness_task_lazy_arith_probe" not in sys.modules
     info = registry_info(registered)
-    assert info.name == "lazy_arith_probe" and info.metadata["params"] == ["n", "delay_s"]
+    assert info.name == "lazy_arith_probe" and info.metadata["params"] == ["n", "delay_s", "busy_s"]
 
     [log] = inspect_eval(
         registered(n=2),
@@ -42,7 +42,7 @@ def test_a_lazy_task_imports_its_module_when_built_and_records_the_real_defaults
     assert log.status == "success" and len(log.samples) == 2
     assert log.eval.task_registry_name == "lazy_arith_probe"
     # Defaults come from the real function (imported), not from reading its source.
-    assert log.eval.task_args == {"n": 2, "delay_s": 0.0}
+    assert log.eval.task_args == {"n": 2, "delay_s": 0.0, "busy_s": 0.0}
 
 
 HEAVY = ("torch", "transformers", "pyod", "vllm", "sklearn", "scipy", "pandas", "datasets", "PIL")
