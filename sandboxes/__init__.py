@@ -32,7 +32,7 @@ def harness_sandbox(kind: str | None, task_name: str) -> Any:
                 f"sandbox=k8s: no Kubernetes values for task {task_name!r} "
                 f"(there are for {', '.join(k8s.TASKS)})"
             )
-        return k8s.k8s_sandbox_spec(task_name)  # type: ignore[arg-type]
+        return k8s.k8s_sandbox_spec(task_name)
     return None
 
 

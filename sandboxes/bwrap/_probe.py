@@ -13,7 +13,7 @@ except ImportError:  # pragma: no cover - older/newer inspect
     _Base = RuntimeError  # type: ignore[misc,assignment]
 
 
-class BwrapUnavailableError(_Base):  # type: ignore[misc,valid-type]
+class BwrapUnavailableError(_Base):
     """bubblewrap is missing or cannot create the namespaces the sandbox needs."""
 
     def __init__(self, message: str) -> None:
@@ -21,7 +21,7 @@ class BwrapUnavailableError(_Base):  # type: ignore[misc,valid-type]
         self.message = message
 
     def __str__(self) -> str:
-        return self.message
+        return str(self.message)
 
 
 _INSTALL_HINT = (

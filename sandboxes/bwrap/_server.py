@@ -170,6 +170,7 @@ def _drain(files):
     """Read (and discard) what background processes still write to a finished command's pipes."""
     try:
         sel = selectors.DefaultSelector()
+        by_fd = {f.fileno(): f for f in files}
         for f in files:
             sel.register(f, selectors.EVENT_READ)
         while sel.get_map():
@@ -180,7 +181,7 @@ def _drain(files):
                     chunk = b""
                 if not chunk:
                     sel.unregister(key.fileobj)
-                    key.fileobj.close()
+                    by_fd[key.fd].close()
     except Exception:  # noqa: BLE001 - never let a drain thread take the server down
         pass
 
