@@ -74,7 +74,9 @@ def run_eval(
             record = config.preset_records[name]
             built_task.metadata = {**(built_task.metadata or {}), "harness_preset": record}
     for name, built_task in zip(config.task, built, strict=True):  # tasks' declarations
-        declared = {"generate": apply_generate_defaults(config, tasks[name], built_task)}
+        declared: dict[str, Any] = {
+            "generate": apply_generate_defaults(config, tasks[name], built_task)
+        }
         drawn = draw_small_limit(config, tasks[name], built_task, _warn)
         if drawn is not None:
             declared["limit"] = drawn

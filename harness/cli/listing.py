@@ -9,6 +9,7 @@ arguments `make run` gives it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -26,7 +27,7 @@ SANDBOXES = {
 }
 
 
-def _compact(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]]) -> Table:
+def _compact(title: str, header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> Table:
     """A borderless table whose leading columns keep their full width; the last is cut."""
     table = Table(title=title, title_justify="left", box=None, pad_edge=False, show_edge=False)
     for i, name in enumerate(header):
@@ -105,5 +106,5 @@ def declaration_lines(entry: TaskEntry) -> list[tuple[str, str]]:
     return lines
 
 
-def _settings(values: dict[str, Any]) -> str:
+def _settings(values: Mapping[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in values.items())
