@@ -59,8 +59,8 @@ def agent_stress(
             role.agent, is told to make the calls).
         memory_mb: the sandbox's memory limit (the memory hog asks for twice this).
         max_processes: the sandbox's process limit (the fork bomb asks for 511).
-        disk_mb: the sandbox's disk quota (bwrap as root; docker: the size of its tmpfs
-            /workspace and /tmp, which count against memory_mb).
+        disk_mb: the sandbox's disk quota (bwrap as root; docker: /workspace, /tmp and /dev/shm
+            together, tmpfs mounts that count against memory_mb).
         fault_timeout: seconds before a runaway or SIGTERM-ignoring command is killed.
         sample_time_limit: seconds for a whole sample.
         max_tokens: generation cap per agent turn (agent=model).

@@ -540,7 +540,7 @@ def test_disk_quota(make_sandbox: Callable[..., BwrapSandboxEnvironment]) -> Non
     if _is_bwrap(sb):
         more = run(sb.exec(["sh", "-c", "head -c 1048576 /dev/zero > /tmp/more"]))
         assert not more.success and "No space left" in more.stderr  # /tmp shares the quota
-    else:  # docker: /tmp is a tmpfs of its own, of the same size
+    else:  # docker: /tmp is a tmpfs of its own, a quarter of disk_mb
         more = run(sb.exec(["sh", "-c", fill.replace("> f$i", "> /tmp/f$i")], timeout=60))
         assert "No space left" in more.stderr, more
     with pytest.raises(OSError, match="No space left"):
