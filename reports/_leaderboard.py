@@ -326,6 +326,7 @@ def build_leaderboard(
                     sample_rows=part_samples,
                 )
                 row.smoke = min_n is not None and run_scored < min_n
+                row.off_protocol = not run.on_paper_protocol
                 _count_outcomes(row, part_samples, schema)
                 for metric in metrics:
                     _fill_cell(row, metric, part_samples, n_boot, seed)
@@ -338,6 +339,13 @@ def build_leaderboard(
             f"smoke runs (fewer than {min_n} scored samples, the task's minimum in "
             f"{reference.path}, report.min_samples): marked, and never set "
             f"against the {reference.numbers} numbers"
+        )
+    off = [r for r in rows if r.off_protocol and not r.smoke]
+    if reference is not None and off:
+        notes.append(
+            f"{len({r.run.path for r in off})} run(s) not under the paper's protocol "
+            "(`preset=paper` with nothing departing from it; see the log's harness_preset): "
+            f"the {reference.numbers} numbers are shown as context, not set against them"
         )
     lb = Leaderboard(
         task=task, schema=schema, metrics=metrics, rows=rows, notes=notes, reference=reference

@@ -148,7 +148,7 @@ def match_reference(lb: Leaderboard) -> None:
         ours: list[tuple[str, Cell]] = []
         if metric is not None:
             for row in lb.rows:
-                if row.smoke or not row_matches_ref(row, r):
+                if not row.comparable or not row_matches_ref(row, r):
                     continue
                 cell = row.cells.get(metric.id)
                 if cell is not None and cell.present:
@@ -196,8 +196,8 @@ def row_matches_ref(row: Row, ref: ReferenceRow) -> bool:
 
 def reference_for_row(lb: Leaderboard, row: Row, metric: MetricSpec) -> ReferenceMatch | None:
     """The first reference number for this row's method and ``metric`` (for the table column);
-    never for a smoke run."""
-    if row.smoke:
+    never for a smoke run or a run off the paper's protocol."""
+    if not row.comparable:
         return None
     for m in lb.reference_matches:
         if m.metric_id == metric.id and row_matches_ref(row, m.ref):

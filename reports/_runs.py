@@ -72,6 +72,14 @@ class Run:
     distinct: dict[str, Any] = field(default_factory=dict)
     # what ran it: `harness eval` (its metadata is in the log) or `inspect eval`
     via: str = INSPECT_EVAL
+    # `harness eval preset=...`: the preset record the log carries (`harness_preset`), {} if none
+    preset: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def on_paper_protocol(self) -> bool:
+        """Whether the run followed the paper's protocol: `preset=paper` with nothing departing
+        from it (`protocol_met`). Only such runs are set against a paper's numbers."""
+        return self.preset.get("name") == "paper" and self.preset.get("protocol_met") is True
 
     @property
     def decoding(self) -> str:
@@ -171,7 +179,14 @@ def run_from_header(path: str, log: EvalLog) -> Run:
         via=HARNESS_EVAL
         if isinstance(meta, dict) and any(str(k).startswith("harness_") for k in meta)
         else INSPECT_EVAL,
+        preset=_preset(meta),
     )
+
+
+def _preset(meta: Any) -> dict[str, Any]:
+    """The `harness_preset` record `harness eval preset=...` writes into the task metadata."""
+    record = meta.get("harness_preset") if isinstance(meta, dict) else None
+    return dict(record) if isinstance(record, dict) else {}
 
 
 # How a model is reached or paced, not what it computes: not part of a run's identity.

@@ -71,12 +71,20 @@ class Row:
     truncated: int = 0  # scored samples whose reply was cut by the token limit
     # fewer scored samples than the task's declared minimum: never set against a paper number
     smoke: bool = False
+    # not run under the paper's protocol (preset=paper, protocol_met): reference numbers are
+    # shown beside it as context, never as a comparison
+    off_protocol: bool = False
     # metric id -> (fpr, tpr) for ROC plots
     roc: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     # metric id -> per-sample values by sample key (for paired tests and plots)
     per_sample: dict[str, Any] = field(default_factory=dict)
     sample_rows: list[SampleRow] = field(default_factory=list, repr=False)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def comparable(self) -> bool:
+        """Whether this row may be set against the task's reference numbers."""
+        return not self.smoke and not self.off_protocol
 
     @property
     def label(self) -> str:

@@ -96,8 +96,13 @@ def suspicion():
     return score
 
 
+# What `harness eval preset=paper` records when nothing departs from the paper's protocol; only
+# such runs are set against reference numbers (issue 30).
+PAPER_PROTOCOL = {"harness_preset": {"name": "paper", "protocol_met": True}}
+
+
 @task
-def det_toy(detector: str = "nci", dataset: str = "toyset") -> Task:
+def det_toy(detector: str = "nci", dataset: str = "toyset", preset: str = "paper") -> Task:
     samples = [
         Sample(
             id=f"d{i}",
@@ -107,7 +112,17 @@ def det_toy(detector: str = "nci", dataset: str = "toyset") -> Task:
         )
         for i in range(40)
     ]
-    return Task(dataset=MemoryDataset(samples), solver=generate(), scorer=suspicion(), version=1)
+    metadata = {
+        "paper": PAPER_PROTOCOL,
+        "off": {"harness_preset": {"name": "paper", "protocol_met": False}},
+    }.get(preset, {})
+    return Task(
+        dataset=MemoryDataset(samples),
+        solver=generate(),
+        scorer=suspicion(),
+        version=1,
+        metadata=metadata,
+    )
 
 
 def _qa_responder(wrong: set[int], unparseable: set[int] = frozenset()):
@@ -256,6 +271,7 @@ def correct_toy(method: str = "all_at_once", subset: str = "both") -> Task:
         scorer=[localisation_scorer(), budget()],
         name="correct",
         version=1,
+        metadata=PAPER_PROTOCOL,
     )
 
 

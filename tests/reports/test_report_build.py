@@ -143,6 +143,40 @@ def test_reference_numbers_beside_ours(toy_report):
     assert f1.metric_id is None and "not on this leaderboard" in f1.note
 
 
+def test_reference_numbers_only_beside_runs_on_the_paper_protocol(
+    toy_schema_dir, toy_reference_dir, tmp_path
+):
+    """Issue 30: a run is set against the paper's number only when it ran `preset=paper` with
+    nothing departing from it; otherwise the number is context and a note says why."""
+    from _toy_logs import _det_responder, _run, det_toy
+    from inspect_ai.model import get_model
+
+    def matched(preset: str):
+        root = tmp_path / preset / "logs"
+        model = get_model("scripted/det-nci", responder=_det_responder(1.2))
+        _run(det_toy(detector="nci", preset=preset), model, root)
+        result = build_report(
+            root,
+            tmp_path / preset / "out",
+            n_boot=50,
+            schema_dir=toy_schema_dir,
+            reference_dirs=[toy_reference_dir],
+        )
+        lb = _board(result, "det_toy")
+        [nci] = [
+            m for m in lb.reference_matches if m.ref.method == "nci" and m.ref.metric == "auroc"
+        ]
+        return [label for label, _ in nci.ours], lb.notes
+
+    ours, notes = matched("paper")
+    assert ours == ["scripted/det-nci · nci"]
+    assert not any("not under the paper's protocol" in n for n in notes)
+    for preset in ("off", "none"):  # protocol_met false; no preset recorded at all
+        ours, notes = matched(preset)
+        assert ours == [], preset
+        assert any("not under the paper's protocol" in n for n in notes), notes
+
+
 def test_outputs_written(toy_report):
     html = toy_report.html.read_text()
     assert html.count('<table class="sortable leaderboard"') == 3
