@@ -313,10 +313,7 @@ class ImportChecker:
 # inside one of them is reported as a warning; a circle anywhere else fails. Remove a package once
 # its circles are broken (the test warns when one has none left).
 KNOWN_CIRCLE_PACKAGES: dict[str, str] = {
-    "methods.anchor": "__init__ <-> audit",
-    "methods.correct": "submodules import the package __init__",
     "methods.swe_abs": "__init__ <-> pipeline",
-    "reports": "five modules share types (issue 28 item 4)",
 }
 
 
