@@ -80,7 +80,7 @@ test: $(STAMP) $(SWE_ABS_STAMP) docker
 	@mkdir -p .cache
 	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS)
 
-# ruff (rules in pyproject.toml), the formatter's check, and mypy on methods/ scorers/ harness/.
+# ruff (rules in pyproject.toml), the formatter's check, and mypy on every package of the project.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .

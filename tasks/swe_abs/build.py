@@ -195,16 +195,19 @@ async def build_one(project: dict[str, Any], spec: dict[str, Any]) -> dict[str, 
     upstream = texts[src_path]
     if "gold_patch" in spec:  # a real upstream fix given as a diff (flask-5014): base = reversed
         gold_text = upstream
-        base_src = apply_patch({src_path: upstream}, _reverse(spec["gold_patch"]))[src_path]
-        assert base_src is not None
+        reversed_src = apply_patch({src_path: upstream}, _reverse(spec["gold_patch"]))[src_path]
+        if reversed_src is None:
+            raise SpecError(f"{where}: the gold patch does not reverse onto {src_path}")
+        base_src: str = reversed_src
         tests_full = texts[test_path]
         base_tests_full = None  # the fix's test is found like any other F2P test and moved
     else:
-        base_src, note = replace_functions(
+        replaced, note = replace_functions(
             upstream, _qualified(spec["bug"], spec.get("function", ""))
         )
-        if base_src is None:
+        if replaced is None:
             raise SpecError(f"{where}: the bug does not replace a function: {note}")
+        base_src = replaced
         gold_text = upstream
         tests_full = texts[test_path]
         if spec.get("new_tests"):  # the issue's own tests, added by the test patch
@@ -214,10 +217,12 @@ async def build_one(project: dict[str, Any], spec: dict[str, Any]) -> dict[str, 
         raise SpecError(f"{where}: the bug changes nothing")
     cand_texts = {}
     for cand in spec["candidates"]:
-        text, note = replace_functions(base_src, _qualified(cand["code"], spec.get("function", "")))
-        if text is None:
+        cand_text, note = replace_functions(
+            base_src, _qualified(cand["code"], spec.get("function", ""))
+        )
+        if cand_text is None:
             raise SpecError(f"{where}: candidate {cand['system']}: {note}")
-        cand_texts[cand["system"]] = text
+        cand_texts[cand["system"]] = cand_text
     # one sandbox run: the full upstream tests on gold, base and every candidate
     tree = {**sdist, **{p: t.encode() for p, t in env_fix.items()}, test_path: tests_full.encode()}
     variants = {"base": {"files": {src_path: base_src}}}

@@ -64,12 +64,14 @@ def _pooled(num: str, den: str) -> Metric:
     return compute
 
 
+def _mean_of(key: str, scores: list[SampleScore], where: str | None = None) -> float:
+    vals = [float(v[key]) for v in _values(scores) if key in v and (where is None or v.get(where))]
+    return sum(vals) / len(vals) if vals else 0.0
+
+
 def _mean(key: str, where: str | None = None) -> Metric:
     def compute(scores: list[SampleScore]) -> float:
-        vals = [
-            float(v[key]) for v in _values(scores) if key in v and (where is None or v.get(where))
-        ]
-        return sum(vals) / len(vals) if vals else 0.0
+        return _mean_of(key, scores, where)
 
     return compute
 
@@ -146,9 +148,9 @@ def solver_resolved_abs() -> Metric:
 @metric
 def solver_drop() -> Metric:
     def compute(scores: list[SampleScore]) -> float:
-        return _mean("solver_resolved", "solver_ran")(scores) - _mean(
-            "solver_resolved_abs", "solver_ran"
-        )(scores)
+        return _mean_of("solver_resolved", scores, "solver_ran") - _mean_of(
+            "solver_resolved_abs", scores, "solver_ran"
+        )
 
     return compute
 

@@ -34,6 +34,7 @@ def summarise(path: str) -> dict[str, Any]:
     systems_after: dict[str, int] = defaultdict(int)
     overlap = []
     for s in samples:
+        assert s.scores is not None  # kept above: only samples with scores
         v = s.scores["swe_abs_scorer"].value
         assert isinstance(v, dict)
         project = str((s.metadata or {}).get("project", "?"))

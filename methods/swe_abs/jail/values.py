@@ -202,8 +202,9 @@ def _build(value: Any, depth: int) -> str | None:
                        else t.__mro__[1](value), depth + 1)  # fmt: skip
         return None if inner is None else f"{_SUBCLASS_NAMES[t]}({inner})"
     if t in (list, tuple, set, frozenset):
-        parts = [_build(v, depth + 1) for v in value]
-        if any(p is None for p in parts):
+        built = [_build(v, depth + 1) for v in value]
+        parts = [p for p in built if p is not None]
+        if len(parts) != len(built):
             return None
         if t is list:
             return "[" + ", ".join(parts) + "]"
