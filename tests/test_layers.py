@@ -312,9 +312,7 @@ class ImportChecker:
 # Packages with import circles today, which other sessions are restructuring (issue 28): a circle
 # inside one of them is reported as a warning; a circle anywhere else fails. Remove a package once
 # its circles are broken (the test warns when one has none left).
-KNOWN_CIRCLE_PACKAGES: dict[str, str] = {
-    "methods.swe_abs": "__init__ <-> pipeline",
-}
+KNOWN_CIRCLE_PACKAGES: dict[str, str] = {}
 
 
 # ------------------------------------------------------------------------------------ the tests

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from methods.swe_abs import prompts
+import methods.swe_abs.prompts as prompts
 from methods.swe_abs.diff import check_patch, make_patch, parse_patch
 
 TestFeedback = Callable[[str], Awaitable[str | None]]

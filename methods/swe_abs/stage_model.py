@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import methods.swe_abs.prompts as prompts
 from methods.common import AnswerFormat, takes_answer_format
-from methods.swe_abs import prompts
 from methods.swe_abs.diff import make_patch, parse_patch
 from methods.swe_abs.mutation import Mutant, bytecode_equivalent
 from methods.swe_abs.outcome import MutantRecord, NewTest, TextGen

@@ -6,14 +6,13 @@ defaulting to the model under test) write tests, write mutants and judge mutants
 from __future__ import annotations
 
 import dataclasses
-from functools import lru_cache
 from typing import Any, Literal
 
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
-from harness.constrained import AnswerFormat as DecodingFormat
+from harness.constrained import check_formats, generate_args
 from methods.common import AnswerFormat
 from methods.swe_abs import (
     JUDGE_FORMAT,
@@ -33,16 +32,8 @@ from tasks.swe_abs.sdist_tree import base_tree
 SITE_IN_SANDBOX = "/tmp/swe_abs_site"
 
 
-@lru_cache(maxsize=16)
-def decoding_format(fmt: AnswerFormat) -> DecodingFormat:
-    """The methods' declaration as the harness's, validated by the decoding engine's rules."""
-    return DecodingFormat(
-        json_schema=fmt.json_schema, regex=fmt.regex, choices=fmt.choice, name=fmt.name
-    )
-
-
 # Checked when the task is loaded: a malformed format is an error here, not a server 400 mid-run.
-decoding_format(JUDGE_FORMAT)
+check_formats([JUDGE_FORMAT])
 
 
 def role_generator(role: str | None, max_tokens: int) -> TextGen:
@@ -50,7 +41,7 @@ def role_generator(role: str | None, max_tokens: int) -> TextGen:
         model = get_model(role=role, default=get_model()) if role else get_model()
         config = GenerateConfig(max_tokens=max_tokens)
         if answer_format is not None:  # with constrained=on, decoded under the reply's format
-            config = config.merge(GenerateConfig(**decoding_format(answer_format).generate_args()))
+            config = config.merge(GenerateConfig(**generate_args(answer_format)))
         out = await model.generate(
             [ChatMessageSystem(content=system), ChatMessageUser(content=prompt)], config=config
         )
