@@ -27,7 +27,6 @@ from tasks.docval.solver import (
 )
 
 TASK_VERSION = "1.0.0"
-ROLES = ("teacher",)
 
 # `make run`: three rendered documents (one question each) through the embedded model, reading
 # the renderer's exact word boxes (no OCR engine start-up inside the 60 s budget). make run
