@@ -90,10 +90,12 @@ def test_every_constrained_reply_parses_and_json_has_no_free_whitespace(lm):
             assert fmt.matches(gen.text), (fmt.kind, gen.text)
             if fmt.kind == "json":
                 assert gen.text == json.dumps(json.loads(gen.text), separators=(",", ":"))
-    # Unconstrained rows in the same batch decode freely, exactly as alone.
+    # An unconstrained row in a batch decodes exactly as in the same batch with no constraint at
+    # all (same shapes, so the same kernels: a batch of one may round bf16 differently, e.g. on
+    # AMX, so it is not the reference).
     mixed = lm.generate(prompts[:2], 16, record=False, constraints=[formats[0].constraint, None])
-    [alone] = lm.generate(prompts[1:2], 16, record=False)
-    assert mixed[1].token_ids == alone.token_ids and formats[0].matches(mixed[0].text)
+    free = lm.generate(prompts[:2], 16, record=False, constraints=[None, None])
+    assert mixed[1].token_ids == free[1].token_ids and formats[0].matches(mixed[0].text)
 
 
 @tool

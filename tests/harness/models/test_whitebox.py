@@ -12,6 +12,9 @@ pytestmark = pytest.mark.embedded
 @pytest.fixture(scope="module")
 def lm(embedded_dir):
     torch.set_num_threads(1)
+    # A fresh process-wide cache: an earlier test (a served model read white-box in the dtype its
+    # server used) may have loaded the same weights with its own dtype reason.
+    WhiteBoxLM._shared.clear()
     return WhiteBoxLM.shared("default")
 
 
