@@ -32,8 +32,9 @@ descriptor and execs. The command's result is what it wrote before it exited: on
 (a pidfd) the server takes exactly the bytes its pipes hold; output that background processes
 write later is drained and discarded between and during later requests.
 
-read/write: a child with the sample's uid (not dumpable, no descriptors but /dev/null and a
-socket to the server) resolves the path, checks it is a regular file and opens it; it passes the
+read/write: a child with the sample's uid as its effective and file-system uid (real and saved
+uid stay root, so the sample cannot signal it; no capabilities; not dumpable; no descriptors but
+/dev/null and a socket to the server) resolves the path, checks it is a regular file and opens it; it passes the
 open descriptor back (SCM_RIGHTS) and the server reads or writes the contents through it.
 """
 
@@ -291,8 +292,13 @@ def _open_child(req, sock):
         for target in (0, 1, 2):
             os.dup2(null, target)
         os.closerange(3, sock.fileno()); os.closerange(sock.fileno() + 1, 1 << 16)
-        os.setgroups([]); os.setresgid(UID, UID, UID); os.setresuid(UID, UID, UID)
+        # the sample's uid as effective (so file-system) uid only: real and saved stay root, so
+        # no process of the sample can signal this helper (a SIGSTOP here would hang the channel)
+        os.setgroups([]); os.setresgid(UID, UID, UID); os.setresuid(0, UID, 0)
         _prctl(_PR_SET_DUMPABLE, 0)
+        header = (ctypes.c_uint32 * 2)(0x20080522, 0)
+        if _libc.capset(header, (ctypes.c_uint32 * 6)(0, 0, 0, 0, 0, 0)) != 0:
+            raise OSError(ctypes.get_errno(), "capset")
         os.chdir(HOME)
         path, writing = req["path"], req["op"] == "write"
         try:

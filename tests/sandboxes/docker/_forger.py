@@ -13,6 +13,13 @@ test's marker: the sample's own commands are its own to kill, that is no forgery
 - it sends SIGSTOP to every process of another uid (the engine's exec, a supervisor or server);
 - it connects to every unix socket listed in /proc/net/unix and writes `FORGED` there.
 
+It spares, besides the marked commands, the exec server's forks that have not exec'd yet (they
+show the server's command line, their parent is the root server): each is a harness command on its
+way to the sample's uid, which the sample may kill like any of its own commands. Deciding that on
+the child's uid instead would race the child's setuid (seen: a SIGSTOP that landed between the
+setuid and the exec, and a command that then timed out). File-only tests start it without that
+rule, so that it attacks the file helper (another fork of the server) as well.
+
 It logs each attempt (one JSON object per line) to a file that the test reads through the engine.
 """
 
@@ -24,6 +31,7 @@ from typing import Any
 FORGER = r"""
 import json, os, signal, socket, struct, sys, time
 marker, log_path, seconds = sys.argv[1].encode(), sys.argv[2], float(sys.argv[3])
+spare_forks = sys.argv[4] == "spare-forks"
 me, my_uid = os.getpid(), os.getuid()
 log = open(log_path, "a", buffering=1)
 def note(**kw):
@@ -77,6 +85,26 @@ def attack(pid, uid):
     except OSError:
         pass
 
+def real_uid_and_parent(pid):
+    fields = {}
+    for line in open("/proc/%d/status" % pid):
+        key, _, value = line.partition(":")
+        fields[key] = value.split()
+    return int(fields["Uid"][0]), int(fields["PPid"][0])
+
+def command_start(pid, cmdline):
+    # a fork of a root process that has not exec'd yet (it still shows its parent's command
+    # line): the exec server starting one of the harness's commands. Decided on the command line
+    # and the parent alone, never on the child's uid, which changes under us (root, then the
+    # sample's just before the exec)
+    try:
+        _, ppid = real_uid_and_parent(pid)
+        parent_uid, _ = real_uid_and_parent(ppid)
+        parent_cmdline = open("/proc/%d/cmdline" % ppid, "rb").read()
+    except (OSError, KeyError, ValueError):
+        return False
+    return ppid not in (0, 1, me) and parent_uid == 0 and parent_cmdline == cmdline
+
 def sockets():
     try:
         lines = open("/proc/net/unix").read().splitlines()[1:]
@@ -96,7 +124,7 @@ def sockets():
             pass
 
 note(event="ready", pid=me, uid=my_uid)
-attacked, end, scans = set(), time.monotonic() + seconds, 0
+attacked, hammered, end, scans = set(), set(), time.monotonic() + seconds, 0
 while time.monotonic() < end:
     scans += 1
     for name in os.listdir("/proc"):
@@ -108,9 +136,22 @@ while time.monotonic() < end:
             uid = os.stat("/proc/%d" % pid).st_uid
         except OSError:
             continue
-        if not cmdline or marker in cmdline or (pid, cmdline) in attacked:
+        if not cmdline or marker in cmdline:
+            continue
+        if (pid, cmdline) in attacked:
+            if pid in hammered:  # a fork of the server: stop it at any moment of its life
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                    note(event="stopped", pid=pid, uid=uid)
+                except OSError:
+                    pass
             continue
         attacked.add((pid, cmdline))
+        if command_start(pid, cmdline):
+            if spare_forks:
+                note(event="spared-start", pid=pid)
+                continue
+            hammered.add(pid)
         attack(pid, uid)
     if scans % 200 == 0:
         sockets()
@@ -121,10 +162,15 @@ note(event="done", scans=scans)
 LOG = "/tmp/.forger.log"
 
 
-def start_command(marker: str, seconds: float = 120) -> list[str]:
+def start_command(marker: str, seconds: float = 120, spare_starts: bool = True) -> list[str]:
     """The `exec` argv that starts the forger in the background (detached, like `nohup … &`).
-    Its own argv carries no marker, so it attacks everything but the harness's commands."""
-    script = f"python3 -c {shlex.quote(FORGER)} {marker} {LOG} {seconds}"
+    Its own argv carries no marker, so it attacks everything but the harness's commands: those
+    carrying the marker and, with `spare_starts`, the server's forks before their exec (a command
+    on its way to the sample's uid: the sample may always kill its own commands, and a forger that
+    decided on the child's uid would race its setuid). Without it, every fork of the server is
+    attacked too (file-only tests: the file helper must be out of the sample's reach)."""
+    flag = "spare-forks" if spare_starts else "attack-forks"
+    script = f"python3 -c {shlex.quote(FORGER)} {marker} {LOG} {seconds} {flag}"
     return ["sh", "-c", f"nohup setsid {script} >/dev/null 2>&1 & echo started # {marker}"]
 
 

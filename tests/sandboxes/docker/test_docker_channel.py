@@ -31,8 +31,8 @@ def container(docker_ok: None) -> Iterator[Any]:
     asyncio.run(DockerSandboxEnvironment.sample_cleanup("channel-test", None, envs, False))
 
 
-def _start_forger(sb: Any, marker: str) -> None:
-    started = asyncio.run(sb.exec(start_command(marker), timeout=30))
+def _start_forger(sb: Any, marker: str, spare_starts: bool = True) -> None:
+    started = asyncio.run(sb.exec(start_command(marker, spare_starts=spare_starts), timeout=30))
     assert started.stdout == "started\n", started
     deadline = time.monotonic() + 20
     while not any(e["event"] == "ready" for e in forger_log(sb, marker)):
@@ -69,14 +69,6 @@ def test_background_forger_cannot_forge_results(container: Any) -> None:
     _assert_forger_failed(sb, marker, [hidden])
 
 
-# Known failure on the 2026-12-01 Intel/AMX host (passed where it was written): the interferer
-# stops one of the sample's own commands, which then runs into its timeout (no forged result was
-# seen: the failure is a TimeoutError, never a wrong reply); issue 26 stays open until the
-# interferer spares the sample's own commands reliably.
-@pytest.mark.xfail(
-    reason="interferer stops the sample's own command (timeout, not a forgery); issue 26 open",
-    strict=False,
-)
 def test_property_interferer_changes_no_result(container: Any) -> None:
     """>= 20 random exec/read_file/write_file calls with a forger running: every result is what
     the call did, every write is on disk as written, and no content reached the forger. Each
@@ -121,6 +113,27 @@ def test_property_interferer_changes_no_result(container: Any) -> None:
     # the written files are the sample's own (it may read them on disk); the calls carried them,
     # and the forger must not have seen them there: it never reads the work dir
     _assert_forger_failed(sb, marker, sent)
+
+
+def test_file_helper_is_out_of_the_samples_reach(container: Any) -> None:
+    """The file helper (a fork of the server that resolves paths with the sample's rights) keeps
+    root as its real and saved uid: a forger that attacks every fork of the server, with no
+    sparing rule, can neither stop it (which would hang the channel) nor open its descriptors,
+    through >= 20 reads and writes."""
+    sb, marker = container, f"M{secrets.token_hex(6)}"
+    _start_forger(sb, marker, spare_starts=False)
+    sent: list[str] = []
+    for index in range(12):
+        token = secrets.token_hex(12)
+        sent.append(token)
+        data = f"hidden-{token}\n".encode() * 100
+        asyncio.run(sb.write_file(f"f{index}/h.py", data))
+        assert asyncio.run(sb.read_file(f"f{index}/h.py", text=False)) == data
+        with pytest.raises(FileNotFoundError):
+            asyncio.run(sb.read_file(f"f{index}/missing"))
+    log = _assert_forger_failed(sb, marker, sent)
+    helpers = {e["pid"] for e in log if e["event"] == "signal-denied" and e["uid"] == 0}
+    assert len(helpers) >= 12, f"control: the forger reached few of the file helpers: {log}"
 
 
 def test_cwd_resolves_with_the_samples_permissions(container: Any) -> None:
