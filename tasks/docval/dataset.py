@@ -7,8 +7,19 @@ when the source has no boxes), ``gold_boxes`` (equally good alternatives, see ``
 ``gold_box_kind, field, split`` and ``gold_words`` (a JSON file of the source's own word boxes,
 used by ``ocr_engine=gold``; None when the source has none).
 
-Splits partition the documents: ``dev`` = every third document (index 0, 3, 6, …), ``test`` =
-the others, ``all`` = every document. The correction set (DocVAL phase B2) is built on ``dev``.
+Splits partition the documents (``all`` = every document), by source where sources repeat:
+
+* **sroie**: by vendor (issue 29). A receipt's vendor is its normalised ``company`` key
+  (``tasks/docval/vendors.py``); the frozen lists in ``tasks/docval/splits.yaml`` put 15 vendors
+  (22 receipts) on ``dev`` and 14 vendors (23 receipts) on ``test``; a vendor they do not name goes
+  to a side by the stable hash rule of ``harness.splits``. No vendor is on both sides. Samples
+  carry ``vendor`` in their metadata.
+* **rendered** and **docvqa**: ``dev`` = every third document (index 0, 3, 6, …), ``test`` = the
+  others. A rendered document is its own source (drawn from its own seed; no two share content
+  beyond the generator's templates); DocVQA documents are taken in file order.
+
+Every choice made by looking at data is made on ``dev``; the correction set (DocVAL phase B2) is
+built on ``dev``.
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from inspect_ai.dataset import Sample
 from harness.data import content_hash, data_path, text_hash
 from harness.hub import DataSpec, HubDataset
 from harness.paths import cache_dir
+from harness.splits import split_metadata
 from methods.docval import words_to_dicts
 from scorers.boxes import validate_box
 from tasks.docval.render import DEGRADATIONS, Degradation, RenderedDocument, render_document
@@ -36,6 +48,7 @@ from tasks.docval.sroie import (
     decoded_image_size,
     load_sroie,
 )
+from tasks.docval.vendors import docval_split, vendor_of
 
 __all__ = [
     "DOCVQA_HOW_TO_GET",
@@ -96,6 +109,11 @@ def in_split(index: int, split: Split) -> bool:
     if split == "all":
         return True
     return (index % 3 == 0) == (split == "dev")
+
+
+def _index_split_metadata(split: Split) -> dict[str, Any]:
+    """The log's split record for a dataset split by document index (rendered, docvqa)."""
+    return {**split_metadata(split, None), "data_split_unit": "document (every third is dev)"}
 
 
 def _metadata(
@@ -214,14 +232,16 @@ def load_rendered(
         f"generated: tasks.docval.render (seed={seed}, n_docs={n_docs}, degradation={degradation})",
         text_hash("\n".join(manifest)),
         True,
-        {"layouts": layouts},
+        {"layouts": layouts, **_index_split_metadata(split)},
     )
 
 
 # --------------------------------------------------------------------------- SROIE
 
 
-def sroie_record_to_sample(doc: SroieDocument, field: str, split: str, words_file: Path) -> Sample:
+def sroie_record_to_sample(
+    doc: SroieDocument, field: str, split: str, words_file: Path, vendor: str = ""
+) -> Sample:
     match = doc.matches[field]
     question = SROIE_QUESTIONS[field]
     answer = doc.key[field]
@@ -243,27 +263,31 @@ def sroie_record_to_sample(doc: SroieDocument, field: str, split: str, words_fil
             split=split,
             gold_words=words_file,
             match_similarity=round(match.similarity, 4),
+            vendor=vendor or vendor_of(doc.key.get("company", ""), doc.doc_id),
         ),
     )
 
 
 def load_sroie_samples(split: Split, *, limit_docs: int | None = None) -> LoadedDataset:
+    """The SROIE receipts on ``split``, by vendor (the frozen ``splits.yaml``)."""
     root = data_path("sroie", how_to_get=SROIE_HOW_TO_GET)
     loaded: SroieLoad = load_sroie(root)
+    source_split = docval_split()
     words_root = cache_dir() / "docval" / "sroie_words"
     words_root.mkdir(parents=True, exist_ok=True)
     samples = []
     docs = loaded.documents[:limit_docs] if limit_docs else loaded.documents
-    for index, doc in enumerate(docs):
-        if not in_split(index, split):
-            continue
+    vendors = {doc.doc_id: vendor_of(doc.key.get("company", ""), doc.doc_id) for doc in docs}
+    for doc in source_split.select(docs, lambda d: vendors[d.doc_id], split):
+        vendor = vendors[doc.doc_id]
         words_file = words_root / f"{doc.doc_id}.json"
         words_json = json.dumps(words_to_dicts(doc.words()))
         if not words_file.is_file() or words_file.read_text() != words_json:
             words_file.write_text(words_json)
-        split_name = "dev" if in_split(index, "dev") else "test"
+        side = source_split.side(vendor)
         for field in doc.matches:
-            samples.append(sroie_record_to_sample(doc, field, split_name, words_file))
+            samples.append(sroie_record_to_sample(doc, field, side, words_file, vendor))
+    kept = {vendors[d.doc_id] for d in docs if source_split.keeps(vendors[d.doc_id], split)}
     return LoadedDataset(
         samples,
         "SROIE 2019 train receipts (zzzDavid/ICDAR-2019-SROIE 27be427) via HARNESS_DATA_DIR",
@@ -273,6 +297,10 @@ def load_sroie_samples(split: Split, *, limit_docs: int | None = None) -> Loaded
             "sroie_fields": loaded.n_fields,
             "sroie_fields_matched": loaded.n_matched,
             "sroie_unmatched": loaded.unmatched,
+            **split_metadata(split, source_split),
+            "data_split_sources": len(kept),
+            # vendors the frozen lists do not name (placed by the hash rule): data never seen
+            "data_split_unlisted": source_split.unseen(vendors.values()),
         },
     )
 
@@ -386,7 +414,9 @@ def load_docvqa(docvqa_file: str, split: Split, *, limit_docs: int | None = None
             index = hub_index.setdefault(doc, len(hub_index))
             if (limit_docs is None or index < limit_docs) and in_split(index, split):
                 samples.append(sample)
-        return LoadedDataset(samples, f"DocVQA {source}", digest, False, {})
+        return LoadedDataset(
+            samples, f"DocVQA {source}", digest, False, _index_split_metadata(split)
+        )
     path = Path(docvqa_file)
     if not path.is_absolute():
         path = data_path(docvqa_file, how_to_get=DOCVQA_HOW_TO_GET)
@@ -411,4 +441,6 @@ def load_docvqa(docvqa_file: str, split: Split, *, limit_docs: int | None = None
             continue
         if in_split(index, split):
             samples.append(sample)
-    return LoadedDataset(samples, f"DocVQA JSON {path}", content_hash(path), False, {})
+    return LoadedDataset(
+        samples, f"DocVQA JSON {path}", content_hash(path), False, _index_split_metadata(split)
+    )

@@ -125,7 +125,10 @@ def export_traces(log_path: str, out: str) -> dict[str, Any]:
 
 def export_corrections(log_path: str, out: str, *, include_valid: bool = False) -> dict[str, Any]:
     log = read_eval_log(log_path)
-    split = (log.eval.task_args or {}).get("split", "all")
+    # the split the run recorded (data_split); older logs: the task argument (default then: all)
+    split = (log.eval.metadata or {}).get(
+        "data_split", (log.eval.task_args or {}).get("split", "all")
+    )
     if split != "dev":
         raise SystemExit(
             f"{log_path}: the correction set carries gold labels and is built on split=dev only; "

@@ -13,7 +13,7 @@ from inspect_ai.model import ContentImage, get_model
 from tasks.docval.export import export_corrections, export_traces
 from tasks.docval.task import RUN_ALL_ARGS, docval
 
-GOLD_ARGS = dict(dataset="rendered", n_docs=4, questions_per_doc=1, ocr_engine="gold")
+GOLD_ARGS = dict(dataset="rendered", split="all", n_docs=4, questions_per_doc=1, ocr_engine="gold")
 
 
 def _run(tmp_path, model, model_roles=None, **kwargs):
@@ -243,6 +243,7 @@ def test_sroie_data_ocr_baseline(tmp_path, data_dir):
     log = _run(tmp_path, "none/none", dataset="sroie", method="ocr", limit_docs=3)
     assert len(log.samples) == 12
     meta = log.eval.metadata
+    assert meta["data_split"] == "all" and meta["data_split_unit"].startswith("vendor")
     assert meta["sroie_fields_matched"] / meta["sroie_fields"] >= 0.95
     assert isinstance(meta["sroie_unmatched"], list)
     assert _metrics(log)["anls/mean"] > 0.5
@@ -283,3 +284,13 @@ def test_embedded_model_constrained_replies_parse(tmp_path, embedded_dir, monkey
         failure = score.metadata["failure"]
         assert failure is None or failure.startswith("bbox: "), failure
         assert json.loads(s.output.completion)["answer"].strip()
+
+
+def test_default_split_is_test_and_recorded(tmp_path, data_dir):
+    task = docval(dataset="sroie", method="ocr", ocr_engine="gold", limit_docs=6)
+    log = eval(task, model="none/none", display="none", log_dir=str(tmp_path))[0]
+    assert log.status == "success", log.error
+    assert log.eval.metadata["data_split"] == "test"
+    assert {s.metadata["split"] for s in log.samples} == {"test"}
+    assert {s.metadata["vendor"] for s in log.samples} == {"ABC HO TRADING"}
+    assert RUN_ALL_ARGS["split"] == "all"
