@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from harness.splits import SplitName, check_split
 from methods.ood import DEFAULT_DETECTORS, GREYBOX_DETECTORS, Aggregation
 from tasks._config import Deviation, TaskConfig
 from tasks.ood_hallucination.dataset import PromptStyle
@@ -35,8 +36,10 @@ class OodConfig(TaskConfig):
     system_prompt: str | None
     batch_size: int
     top_logprobs: int
+    split: SplitName
 
     def __post_init__(self) -> None:
+        check_split(self.split, task="ood_hallucination")
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be ≥ 1; got {self.batch_size}")
         specs = self.specs

@@ -7,8 +7,10 @@ else. Malformed records raise ``ValueError`` naming the file, line and missing f
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
+import re
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -29,6 +31,7 @@ __all__ = [
     "generated_record_to_sample",
     "gsm8k_record_to_sample",
     "load_dataset",
+    "question_source",
 ]
 
 PromptStyle = Literal["cot", "short"]
@@ -123,7 +126,12 @@ def generated_record_to_sample(
         input=f"{question}\n{_NUMBER_SUFFIX[prompt_style]}",
         target=str(int(answer)),
         id=str(record["id"]),
-        metadata={"answer_type": "number", "source": "generated", "kind": record.get("kind", "")},
+        metadata={
+            "answer_type": "number",
+            "source": "generated",
+            "kind": record.get("kind", ""),
+            "split_source": generated_source(str(question)),
+        },
     )
 
 
@@ -142,7 +150,11 @@ def gsm8k_record_to_sample(
         input=f"{question}\n{_NUMBER_SUFFIX[prompt_style]}",
         target=gold,
         id=f"gsm8k-{index}",
-        metadata={"answer_type": "number", "source": "gsm8k"},
+        metadata={
+            "answer_type": "number",
+            "source": "gsm8k",
+            "split_source": _text_source("gsm8k", question),
+        },
     )
 
 
@@ -182,7 +194,11 @@ def csqa_record_to_sample(
         input=f"{stem}\n" + "\n".join(lines) + f"\n{_CHOICE_SUFFIX[prompt_style]}",
         target=str(key).upper(),
         id=str(record.get("id", f"csqa-{index}")),
-        metadata={"answer_type": "choice", "source": "csqa"},
+        metadata={
+            "answer_type": "choice",
+            "source": "csqa",
+            "split_source": _csqa_source(record, q, stem),
+        },
     )
 
 
@@ -206,8 +222,63 @@ def aqua_record_to_sample(
         input=f"{question}\n" + "\n".join(options) + f"\n{_CHOICE_SUFFIX[prompt_style]}",
         target=str(correct).upper(),
         id=f"aqua-{index}",
-        metadata={"answer_type": "choice", "source": "aqua"},
+        metadata={
+            "answer_type": "choice",
+            "source": "aqua",
+            "split_source": _text_source("aqua", question),
+        },
     )
+
+
+# ---------------------------------------------------------------- split sources
+# The unit of the dev/test split (tasks/ood_hallucination/splits.yaml, harness/splits.py) is
+# the question's *source*, what repeats in the data: for the generator, the arithmetic problem
+# ("What is 3 times 4?" comes back many times in 500 questions, "4 times 3" and word problems
+# over the same two numbers with other names and objects ask the same sum); for CommonsenseQA,
+# the ConceptNet concept several questions are written around; for GSM8K and AQuA, which do not
+# repeat, the question itself (a hash of its text).
+# (pattern, operation, sign, operands commute)
+_PROBLEMS = (
+    (re.compile(r"What is (\d+) times (\d+)\?"), "mul", "x", True),
+    (re.compile(r" has (\d+) \w+ and buys (\d+) more\."), "add", "+", True),
+    (re.compile(r" has (\d+) \w+ and gives (\d+) of them"), "sub", "-", False),
+)
+
+
+def generated_source(question: str) -> str:
+    """The generator's problem behind a question: ``mul 3x4`` (operands sorted), ``add 5+12``
+    (sorted), ``sub 20-7``; a question of no template of the generator is its own source (a
+    hash of its text, as for GSM8K)."""
+    for rx, op, sign, commutes in _PROBLEMS:
+        m = rx.search(question)
+        if m:
+            a, b = int(m.group(1)), int(m.group(2))
+            if commutes:
+                a, b = min(a, b), max(a, b)
+            return f"{op} {a}{sign}{b}"
+    return _text_source("generated", question)
+
+
+def generated_sources() -> list[str]:
+    """Every problem the generator (version 1) can ask, whatever the seed."""
+    muls = {f"mul {a}x{b}" for a in range(1, 10) for b in range(a, 10)}
+    adds = {f"add {min(a, b)}+{max(a, b)}" for a in range(1, 31) for b in range(1, 41 - a)}
+    subs = {f"sub {a}-{b}" for a in range(2, 41) for b in range(1, a)}
+    return sorted(muls | adds | subs)
+
+
+def _text_source(name: str, text: str) -> str:
+    return f"{name}:{hashlib.sha256(' '.join(str(text).split()).encode()).hexdigest()[:12]}"
+
+
+def _csqa_source(record: dict[str, Any], question: dict[str, Any], stem: str) -> str:
+    concept = question.get("question_concept") or record.get("question_concept")
+    return f"csqa-concept:{concept}" if concept else _text_source("csqa", stem)
+
+
+def question_source(sample: Sample) -> str:
+    """A converted sample's split source (``metadata["split_source"]``)."""
+    return str((sample.metadata or {})["split_source"])
 
 
 # ---------------------------------------------------------------- loading

@@ -9,12 +9,14 @@ every detector scores the answer's tokens, and the answer's correctness is the l
 from __future__ import annotations
 
 from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset
 
 from harness.records import task_metadata
+from harness.splits import SplitName, load_source_split, split_metadata
 from methods.ood import DEFAULT_DETECTORS, Aggregation, make_detector
 from tasks._config import deviations
 from tasks.ood_hallucination.config import DEVIATIONS, DatasetName, OodConfig
-from tasks.ood_hallucination.dataset import PromptStyle, load_dataset
+from tasks.ood_hallucination.dataset import PromptStyle, load_dataset, question_source
 from tasks.ood_hallucination.scorer import detector_metrics, hallucination_detection
 from tasks.ood_hallucination.solver import FeatureMode, whitebox_answer
 
@@ -42,6 +44,7 @@ def ood_hallucination(
     system_prompt: str | None = None,
     batch_size: int = 8,
     top_logprobs: int = 20,
+    split: SplitName = "test",
 ) -> Task:
     """NCI / fDBD hallucination detectors on the LM head (and baselines), scored by AUROC.
 
@@ -70,6 +73,9 @@ def ood_hallucination(
     batch_size: concurrent samples generated together by the white-box handle (left padding;
         1 = one prompt at a time, features free of padding effects).
     top_logprobs: k of the top-k logprobs requested with ``features=greybox``.
+    split: ``test`` (default), ``dev`` or ``all``: the questions whose source (the generator's
+        arithmetic problem, CSQA's concept, else the question; ``splits.yaml``) is on that side
+        of the frozen split; the generator makes ``n_generated`` and keeps its side's share.
     """
     cfg = OodConfig.from_params(locals())
     dets = [make_detector(s, aggregation=cfg.aggregation, last_k=cfg.last_k) for s in cfg.specs]
@@ -80,6 +86,13 @@ def ood_hallucination(
         prompt_style=cfg.prompt_style,
         data_file=cfg.data_file,
     )
+    frozen = load_source_split("ood_hallucination")
+    kept = frozen.select(list(ds), question_source, cfg.split)
+    if not kept:
+        raise ValueError(
+            f"ood_hallucination: no question of {info['dataset_source']} is on split={cfg.split}"
+        )
+    ds = MemoryDataset(kept, name=ds.name)
     return Task(
         dataset=ds,
         solver=whitebox_answer(
@@ -106,5 +119,7 @@ def ood_hallucination(
             max_new_tokens=cfg.max_tokens,
             batch_size=cfg.batch_size,
             score_orientation="score value per detector = -confidence (higher = hallucinated)",
+            split_questions=len(kept),
+            **split_metadata(cfg.split, frozen),
         ),
     )

@@ -127,6 +127,7 @@ def _task_args(tmp_path, questions: dict[str, tuple[str, bool]] = QUESTIONS) -> 
         "data_file": str(path),
         "n_boot": 50,
         "detectors": "nci,fdbd@5,perplexity,msp,entropy,energy",
+        "split": "all",  # the four questions fall on both sides of the frozen split
     }
 
 
@@ -182,6 +183,32 @@ def test_end_to_end_generate_mode(tmp_path, fake) -> None:
     assert fake.generated_prompts == 4 and fake.generate_calls < 4
     assert all(name == "scripted/unused" for name in fake.seen)
     _check_log(log, fake, "generate")
+
+
+def test_the_log_records_the_split_and_each_side_keeps_its_questions(tmp_path, fake) -> None:
+    from harness.splits import load_source_split
+    from tasks.ood_hallucination.dataset import _text_source
+
+    questions = {
+        f"What is {a} times {b}?": (f"The answer is {a * b}.", True)
+        for a in (1, 2)
+        for b in (6, 7, 8)
+    }
+    fake.answers.update({q: a for q, (a, _) in questions.items()})
+    frozen = load_source_split("ood_hallucination")
+    sides = {q: frozen.side(_text_source("gsm8k", q + "\nignored")) for q in questions}
+    assert set(sides.values()) == {"dev", "test"}  # the questions exercise both sides
+    model = get_model("scripted/unused", reply="x")
+    args = _task_args(tmp_path, questions)
+    for split in ("dev", "test"):
+        log = _run(ood_hallucination(**{**args, "split": split}), model)
+        asked = {s.input.split("\n")[0] for s in log.samples}
+        assert asked == {q for q, side in sides.items() if side == split}
+        meta = log.eval.metadata
+        assert meta["data_split"] == split and meta["split_questions"] == len(asked)
+        assert meta["data_split_unit"] == frozen.unit
+    log = _run(ood_hallucination(**args), model)
+    assert log.eval.metadata["data_split"] == "all" and len(log.samples) == 6
 
 
 def test_batch_size_one_generates_each_prompt_alone(tmp_path, fake) -> None:
