@@ -118,13 +118,21 @@ def test_paper_preset_records_its_deviations_and_an_explicit_override(tmp_path):
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 @pytest.mark.parametrize("task", TASKS)
-def test_every_task_and_preset_plans_fast_without_a_model(task, preset, capsys):
-    started = time.monotonic()
+def test_every_task_and_preset_plans_without_a_model(task, preset, capsys, monkeypatch):
+    """Planning loads no model and starts no process (no model server, no sandbox); how long it
+    takes is measured in bench/bench_plan.py, not here (timed tests fail on a loaded machine)."""
+    import subprocess
+
+    import inspect_ai.model
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"planning started something: {args!r:.200}")
+
+    monkeypatch.setattr(inspect_ai.model, "get_model", refuse)
+    monkeypatch.setattr(subprocess, "Popen", refuse)
     code = main(["plan", f"task={task}", f"preset={preset}", "model=vllm/x", "tokens_per_s=40"])
-    took = time.monotonic() - started
     out = capsys.readouterr().out
     assert code == 0 and "plan (no model started)" in out and "estimated wall time" in out
-    assert took < 10, f"plan of {task} {preset} took {took:.1f} s"
 
 
 def test_a_sweep_plans_each_model():

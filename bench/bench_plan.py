@@ -1,0 +1,47 @@
+"""`harness plan` cost per task x preset, against `harness list` in the same process (issue 30's
+"a plan takes seconds, no model"): prints seconds and the ratio to the reference.
+
+    .venv/bin/python bench/bench_plan.py
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import statistics
+import time
+
+import _common  # noqa: F401  (puts the repository on sys.path)
+
+from harness.cli import main
+from harness.cli.discovery import discover_tasks
+from harness.presets import PRESET_NAMES
+
+
+def _seconds(args: list[str], repeats: int = 3) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = main(args)
+        times.append(time.perf_counter() - started)
+        if code != 0:
+            raise SystemExit(f"{' '.join(args)} exited {code}")
+    return statistics.median(times)
+
+
+def run() -> None:
+    reference = _seconds(["list"])
+    print(f"reference `harness list`: {reference:.2f} s (median of 3)")
+    print(f"{'task':<20} {'preset':<7} {'plan s':>7} {'x list':>7}")
+    worst = 0.0
+    for task in sorted(discover_tasks().tasks):
+        for preset in PRESET_NAMES:
+            took = _seconds(["plan", f"task={task}", f"preset={preset}", "tokens_per_s=40"])
+            worst = max(worst, took)
+            print(f"{task:<20} {preset:<7} {took:>7.2f} {took / reference:>7.2f}")
+    print(f"slowest plan: {worst:.2f} s ({worst / reference:.2f} x `harness list`)")
+
+
+if __name__ == "__main__":
+    run()
