@@ -12,12 +12,21 @@ from typing import Literal
 
 from harness.data import DatasetNotFoundError, content_hash, data_path
 from harness.paths import cache_dir
+from harness.splits import SourceSplit, SplitName, check_split, load_source_split
 from methods.correct import PAPER_K, TRUNCATION_STRATEGY, LocaliserConfig, Trajectory
 from tasks._config import Deviation, TaskConfig
 from tasks.correct.dataset import HOW_TO_GET, WHO_AND_WHEN_DIR, trajectory_to_record
 from tasks.correct.solver import Method
 
-__all__ = ["COUNTER_NAME", "CorrectConfig", "DEVIATIONS", "DataSource", "Subset"]
+__all__ = [
+    "COUNTER_NAME",
+    "CorrectConfig",
+    "DEVIATIONS",
+    "DataSource",
+    "Subset",
+    "load_split",
+    "question_of",
+]
 
 Subset = Literal["algorithm_generated", "hand_crafted", "both", "injected"]
 SchemaSource = Literal["distil", "template"]
@@ -50,6 +59,7 @@ class CorrectConfig(TaskConfig):
 
     method: Method
     subset: Subset
+    split: str
     k: int | None
     with_ground_truth: bool
     max_prompt_tokens: int
@@ -67,14 +77,33 @@ class CorrectConfig(TaskConfig):
     strict_data: bool
     seed: int
 
+    def __post_init__(self) -> None:
+        check_split(self.split, task="correct")
+
+    @property
+    def split_name(self) -> SplitName:
+        return check_split(self.split, task="correct")
+
     @property
     def subsets(self) -> list[str]:
         return ["algorithm_generated", "hand_crafted"] if self.subset == "both" else [self.subset]
 
-    def evaluated(self, pools: dict[str, list[Trajectory]]) -> list[Trajectory]:
-        """The trajectories evaluated: each subset's first `limit_trajectories` (file order)."""
+    def evaluated(
+        self, pools: dict[str, list[Trajectory]], source_split: SourceSplit
+    ) -> list[Trajectory]:
+        """The trajectories evaluated: each subset's trajectories whose question is on `split`
+        (tasks/correct/splits.yaml), the first `limit_trajectories` of them (file order)."""
         limit = self.limit_trajectories
-        return [t for n in self.subsets for t in (pools[n][:limit] if limit else pools[n])]
+        out = []
+        for name in self.subsets:
+            kept = source_split.select(pools[name], question_of, self.split)
+            out.extend(kept[:limit] if limit else kept)
+        if not out:
+            raise ValueError(
+                f"correct: no trajectory of subset={self.subset} has its question on "
+                f"split={self.split} (tasks/correct/splits.yaml); use split=all or another subset"
+            )
+        return out
 
     def localiser_config(self, count_tokens: Callable[[str], int]) -> LocaliserConfig:
         return LocaliserConfig(
@@ -128,6 +157,18 @@ class CorrectConfig(TaskConfig):
         if source.root is None:
             return _records_hash([t for name in self.subsets for t in pools[name]])
         return content_hash(*[source.root / _FOLDERS[n] for n in self.subsets])
+
+
+def question_of(t: Trajectory) -> str:
+    """The split's unit of a trajectory: its Who&When `question_ID` (a GAIA or AssistantBench
+    question; 45 questions have a trajectory in both subsets), else its own id (an injected
+    trajectory written without one)."""
+    return str(t.metadata.get("question_ID") or t.id)
+
+
+def load_split() -> SourceSplit:
+    """correct's frozen split by question (tasks/correct/splits.yaml)."""
+    return load_source_split("correct")
 
 
 def _records_hash(trajectories: list[Trajectory]) -> str:
@@ -186,6 +227,12 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         "step_max_calls={step_max_calls}: step-by-step stops early (last step predicted)",
         when=lambda c: c.step_max_calls is not None and c.method == "step_by_step",
+    ),
+    Deviation(
+        "split={split}: only the trajectories whose question is on the {split} side of "
+        "tasks/correct/splits.yaml ({n_evaluated} of {n_pool}); the paper evaluates all of them "
+        "(split=all)",
+        when=lambda c: c.split != "all",
     ),
     Deviation(
         "limit_trajectories={limit_trajectories} per subset (pool stays whole)",

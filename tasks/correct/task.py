@@ -12,6 +12,7 @@ from typing import Any, Literal
 from inspect_ai import Task, task
 
 from harness.records import task_metadata
+from harness.splits import split_metadata
 from methods.correct import (
     TRUNCATION_STRATEGY,
     CorrectLocaliser,
@@ -27,7 +28,7 @@ from methods.correct import (
 )
 from scorers.localisation import localisation_scorer
 from tasks._config import deviations
-from tasks.correct.config import COUNTER_NAME, DEVIATIONS, CorrectConfig, Subset
+from tasks.correct.config import COUNTER_NAME, DEVIATIONS, CorrectConfig, Subset, load_split
 from tasks.correct.dataset import load_who_and_when, trajectory_to_sample
 from tasks.correct.solver import Method, ModelGenerate, check_answer_formats, localise
 
@@ -88,6 +89,7 @@ class _ModelTokenCounter:
 def correct(
     method: Method = "correct",
     subset: Subset = "both",
+    split: str = "test",
     k: int | None = None,
     with_ground_truth: bool = True,
     max_prompt_tokens: int = 2048,
@@ -113,6 +115,9 @@ def correct(
         step 0 and its speaker), most_frequent_agent (the agent with most turns, at its first).
       subset: Who&When algorithm_generated (126), hand_crafted (58), both (184), or injected
         (GSM8K team failures written by `python -m tasks.correct.inject`).
+      split: test (default: the trajectories whose question is on the test side of the frozen
+        split by question, tasks/correct/splits.yaml), dev (where choices are made) or all (the
+        paper's set). The schema pool stays the whole subset (leave-one-out, as the paper).
       k: schemata retrieved per trajectory; None = the paper's (AG 1, HC 10, injected 5).
       with_ground_truth: show the task's answer in the prompt (Who&When's "with ground truth").
       max_prompt_tokens: prompt budget; longer histories are fitted (strategy in the log).
@@ -123,8 +128,8 @@ def correct(
       cache_capacity / merge_threshold: dynamic cache management (off = the release's behaviour).
       tolerance: k of the step accuracy within ±k.
       step_max_calls: cap on step-by-step's calls per trajectory (None = no cap, as the paper).
-      limit_trajectories: evaluate only the first N trajectories (file order) of each subset; the
-        schema pool stays the whole subset.
+      limit_trajectories: evaluate only the first N trajectories (file order) of each subset's
+        split; the schema pool stays the whole subset.
       injected_dir: folder holding Injected/<n>.json (default: $HARNESS_CACHE_DIR/correct/injected).
       who_and_when: where Who&When comes from: a folder holding Algorithm-Generated/ and
         Hand-Crafted/, or a hub id ``hf://Kevin355/Who_and_When[@revision]`` read through
@@ -137,7 +142,8 @@ def correct(
     pools = {
         n: load_who_and_when(source.location(), n, strict=cfg.strict_data) for n in cfg.subsets
     }
-    evaluated = cfg.evaluated(pools)
+    source_split = load_split()
+    evaluated = cfg.evaluated(pools, source_split)
     count_tokens = _ModelTokenCounter()
     config = cfg.localiser_config(count_tokens)
     _check_formats(cfg, evaluated, config)
@@ -159,7 +165,14 @@ def correct(
         metadata=task_metadata(
             dataset_source=source.description,
             dataset_hash=cfg.data_hash(source, pools),
-            deviations=deviations(cfg, DEVIATIONS, embedder_used=built.embedder_name),
+            deviations=deviations(
+                cfg,
+                DEVIATIONS,
+                embedder_used=built.embedder_name,
+                n_evaluated=len(evaluated),
+                n_pool=sum(len(pools[n]) for n in cfg.subsets),
+            ),
+            **split_metadata(cfg.split_name, source_split),
             generated=cfg.subset == "injected",
             method=cfg.method,
             subset=cfg.subset,

@@ -195,9 +195,9 @@ def test_the_task_lists_flagged_records_and_refuses_them_when_strict(tmp_path, m
         json.dumps(dict(AG, mistake_agent="Ghost_Expert"))
     )
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path))
-    t = correct(method="random", subset="both")
+    t = correct(method="random", subset="both", split="all")
     assert t.metadata["data_warnings"] == {
         "mistake_agent_not_in_trajectory": ["algorithm_generated/2"]
     }
     with pytest.raises(RecordError, match="Ghost_Expert"):
-        correct(method="random", subset="both", strict_data=True)
+        correct(method="random", subset="both", split="all", strict_data=True)

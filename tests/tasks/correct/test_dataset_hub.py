@@ -81,7 +81,7 @@ def test_the_task_reads_who_and_when_from_a_hub_id(hub_cache, tmp_path: Path) ->
     from tasks.correct.task import correct
 
     _fill_who_and_when(hub_cache)
-    task = correct(method="first_step", who_and_when="hf://Kevin355/Who_and_When")
+    task = correct(method="first_step", split="all", who_and_when="hf://Kevin355/Who_and_When")
     assert [s.id for s in task.dataset] == [
         "algorithm_generated/hf0",
         "algorithm_generated/hf1",
@@ -91,7 +91,7 @@ def test_the_task_reads_who_and_when_from_a_hub_id(hub_cache, tmp_path: Path) ->
     assert meta["dataset_source"] == "Who&When from hf://Kevin355/Who_and_When via datasets"
     assert meta["dataset_hash"].startswith("sha256:")
     # the hash depends only on the rows: the same rows give the same hash
-    again = correct(method="first_step", who_and_when="hf://Kevin355/Who_and_When")
+    again = correct(method="first_step", split="all", who_and_when="hf://Kevin355/Who_and_When")
     assert again.metadata["dataset_hash"] == meta["dataset_hash"]
     with pytest.raises(Exception, match="who_and_when=.*no such folder"):
         correct(method="first_step", who_and_when=str(tmp_path / "missing"))

@@ -50,6 +50,7 @@ def test_every_method_scripted_data(data_dir, tmp_path, method):
         str(tmp_path),
         method=method,
         subset="algorithm_generated",
+        split="all",  # files 1-3, whichever side their questions are on
         limit_trajectories=3,
         embedder="tfidf",
     )
