@@ -168,7 +168,8 @@ def cmd_data(args: list[str]) -> int:
 def cmd_eval(args: list[str]) -> int:
     from harness.cli.discovery import discover_tasks
     from harness.cli.eval import run_eval
-    from harness.cli.executors import is_grid_request, run_grid
+    from harness.cli.executors import grid_plan, is_grid_request, run_plan
+    from harness.cli.undefined import collect_undefined
 
     args, wide = _take_flag(args, "--wide")
     if any(a.replace(" ", "") in ("dry_run=on", "dry_run=true") for a in args):
@@ -176,9 +177,14 @@ def cmd_eval(args: list[str]) -> int:
     if _preset_over_tasks(args) and not is_grid_request(args):
         return _eval_each_task(args, wide)  # each task with its own preset's settings
     if is_grid_request(args):  # model=m1,m2, grid.<key>=..., executor=local|ray
+        plan = grid_plan(args)
         started = time.monotonic()
-        outcome = run_grid(args, console)
+        with _interruptible(plan.log_dir) as interrupt, collect_undefined() as undefined:
+            outcome = run_plan(plan, console)
+        if interrupt.stopped:
+            return 130
         _print_summary(outcome, time.monotonic() - started, wide)
+        _print_undefined(undefined)
         return 0 if outcome.success and all(s.status == "success" for s in outcome.summaries) else 1
     # Only the chosen tasks are imported (when build_eval_config reads their parameters).
     registry = discover_tasks()
@@ -186,17 +192,22 @@ def cmd_eval(args: list[str]) -> int:
         args, registry.tasks, all_tasks=sorted(registry.tasks)
     )
     _warn_task_errors({n: why for n, why in registry.errors.items() if n in config.task})
-    from harness.cli.undefined import collect_undefined, undefined_line
-
     started = time.monotonic()
     with _interruptible(config.log_dir) as interrupt, collect_undefined() as undefined:
         outcome = run_eval(config, selected, task_args)
     if interrupt.stopped:
         return 130
     _print_summary(outcome, time.monotonic() - started, wide)
-    if line := undefined_line(undefined):
-        err.print(f"[yellow]{escape(line)}[/yellow]", soft_wrap=True)
+    _print_undefined(undefined)
     return 0 if outcome.success and all(s.status == "success" for s in outcome.summaries) else 1
+
+
+def _print_undefined(messages: list[str]) -> None:
+    """The run's undefined metric values (harness.cli.undefined), in one line, if any."""
+    from harness.cli.undefined import undefined_line
+
+    if line := undefined_line(messages):
+        err.print(f"[yellow]{escape(line)}[/yellow]", soft_wrap=True)
 
 
 class _Stopped:
@@ -255,12 +266,21 @@ def _eval_each_task(args: list[str], wide: bool) -> int:
         for name in config.task
     ]
     started, outcomes = time.monotonic(), []
-    with ModelServers() as servers:
+    from harness.cli.undefined import collect_undefined
+
+    with (
+        _interruptible(config.log_dir) as interrupt,
+        collect_undefined() as undefined,
+        ModelServers() as servers,
+    ):
         for run_config, task_args, selected in runs:
             outcomes.append(run_eval(run_config, selected, task_args, servers))
+    if interrupt.stopped:
+        return 130
     summaries = [s for o in outcomes for s in o.summaries]
     outcome = EvalOutcome(all(o.success for o in outcomes), summaries, outcomes[0].log_dir)
     _print_summary(outcome, time.monotonic() - started, wide)
+    _print_undefined(undefined)
     return 0 if outcome.success and all(s.status == "success" for s in summaries) else 1
 
 
@@ -463,14 +483,22 @@ def cmd_run_all(args: list[str]) -> int:
     started = time.monotonic()
     outcomes = []
     task_seconds: dict[str, float] = {}
-    with ModelServers() as servers:
-        # The shared server starts first and is timed on its own line, so that each task's
-        # time is its own (otherwise the first task, whatever it is, pays the start).
-        from harness.models.aliases import resolve_model
+    from harness.cli.undefined import collect_undefined
 
-        server_started = time.monotonic()
-        servers.prepare(resolve_model(config.model, config.backend))
-        task_seconds[SERVER_START_ROW] = time.monotonic() - server_started
+    with (
+        _interruptible(log_dir) as interrupt,
+        collect_undefined() as undefined,
+        ModelServers() as servers,
+    ):
+        if _run_all_calls_model(config, registry.tasks, names):
+            # The shared server starts first and is timed on its own line, so that each task's
+            # time is its own (otherwise the first task, whatever it is, pays the start). No
+            # server when no chosen task calls the model (agent_stress's scripted agent).
+            from harness.models.aliases import resolve_model
+
+            server_started = time.monotonic()
+            servers.prepare(resolve_model(config.model, config.backend))
+            task_seconds[SERVER_START_ROW] = time.monotonic() - server_started
         for n in names:
             per_task = dict(registry.tasks[n].run_all_args)
             config.task, config.limit = [n], per_task.pop("limit", None)
@@ -479,6 +507,8 @@ def cmd_run_all(args: list[str]) -> int:
             outcomes.append(run_eval(config, registry.tasks, {n: per_task}, servers))
             task_seconds[n] = time.monotonic() - task_started
         serving = servers.serving_metadata()
+    if interrupt.stopped:
+        return 130
     summaries = [s for o in outcomes for s in o.summaries]
     from harness.cli.eval import EvalOutcome
 
@@ -488,6 +518,7 @@ def cmd_run_all(args: list[str]) -> int:
         wide,
     )
     _print_task_times(task_seconds, serving)
+    _print_undefined(undefined)
     from reports import build_report
 
     out_dir = Path(options.get("out", "reports-out"))
@@ -498,6 +529,19 @@ def cmd_run_all(args: list[str]) -> int:
 
 
 SERVER_START_ROW = "(model server start)"
+
+
+def _run_all_calls_model(config: Any, tasks: dict[str, Any], names: list[str]) -> bool:
+    """Whether any of run-all's tasks, with its RUN_ALL_ARGS, calls the model under test."""
+    from dataclasses import replace
+
+    from harness.cli.declared import calls_model
+
+    for name in names:
+        args = {k: v for k, v in tasks[name].run_all_args.items() if k != "limit"}
+        if calls_model(replace(config, task=[name]), tasks, {name: args}):
+            return True
+    return False
 
 
 def _print_task_times(task_seconds: dict[str, float], serving: dict[str, Any]) -> None:

@@ -44,6 +44,9 @@ def run_eval(
 
     `servers` lets several runs share the model servers they need (one vLLM start for all).
     """
+    from harness.cli.interrupt import raise_if_interrupted
+
+    raise_if_interrupted()  # a command that runs several evals stops at the first Ctrl-C
     if servers is None:
         with ModelServers() as own:
             return run_eval(config, tasks, task_args, own)
@@ -120,6 +123,7 @@ def run_eval(
         log_realtime=None if config.log_realtime is None else config.log_realtime == "on",
         **generate,
     )
+    raise_if_interrupted()  # inspect ended the run itself (cancelled): the command stops here
     return EvalOutcome(
         success=bool(success), summaries=[summarise(log) for log in logs], log_dir=log_dir
     )

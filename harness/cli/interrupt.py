@@ -18,7 +18,9 @@ rest of the grace period, and a second Ctrl-C ends it at once.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import logging
 import os
 import signal
 import sys
@@ -31,7 +33,20 @@ from typing import Any
 
 #: Seconds between the first Ctrl-C and a hard stop when the run has not ended by itself.
 GRACE_S = 5.0
+#: Seconds a hard stop gives the exit handlers (container removal) before the process ends.
+CLEANUP_S = 20.0
 EXIT_CODE = 130
+# Set by the first Ctrl-C of an active `Interrupt`; cleared when the next one is entered.
+_REQUESTED = threading.Event()
+# Loggers that print a traceback when the run's tasks are cancelled under them (uvicorn's
+# lifespan: inspect's control server), silenced once the user has interrupted.
+_NOISY_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
+
+
+def raise_if_interrupted() -> None:
+    """`KeyboardInterrupt` when the user has interrupted the run (between evals of one command)."""
+    if _REQUESTED.is_set():
+        raise KeyboardInterrupt
 
 
 def finished_samples(log_dir: str | Path) -> int:
@@ -77,6 +92,7 @@ class Interrupt:
 
     def __enter__(self) -> Interrupt:
         if self._active:
+            _REQUESTED.clear()
             self._previous = signal.getsignal(signal.SIGINT)
             signal.signal(signal.SIGINT, self._handle)
             self._uvicorn = _leave_signals_to_us()
@@ -97,8 +113,11 @@ class Interrupt:
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:  # noqa: ARG002 - signal API
         self.count += 1
+        _REQUESTED.set()
         if self.count > 1:
             self.stop_now()
+        for name in _NOISY_LOGGERS:
+            logging.getLogger(name).disabled = True
         self.say(f"stopping (at most {self.grace_s:.0f} s; Ctrl-C again to stop at once) …")
         threading.Thread(target=self._watchdog, name="harness-interrupt", daemon=True).start()
         raise KeyboardInterrupt
@@ -108,17 +127,45 @@ class Interrupt:
             self.stop_now()
 
     def stop_now(self) -> None:
-        """Count what is saved, say it in one line and end the process with 130."""
+        """Count what is saved, say it in one line, remove what would outlive the process (its
+        exit handlers, output closed, at most `CLEANUP_S`) and end it with 130."""
         try:
             if not self.reported:
+                self.reported = True
                 self.say(interrupted_message(self.log_dir))
         finally:
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except (OSError, ValueError):
-                    pass
+            _flush()
+            _close_output()
+            _run_exit_handlers(CLEANUP_S)
             os._exit(EXIT_CODE)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def _close_output() -> None:
+    """Point stdout and stderr at /dev/null: what the cancelled run prints from here is noise."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    for fd in (1, 2):
+        with contextlib.suppress(OSError):
+            os.dup2(null, fd)
+    os.close(null)
+
+
+def _run_exit_handlers(timeout_s: float) -> None:
+    """The process's atexit handlers (container removal, temp dirs, log handlers), in a thread
+    given at most `timeout_s`: a handler that hangs must not keep the process alive."""
+    worker = threading.Thread(target=atexit._run_exitfuncs, name="harness-exit", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
 
 
 def _leave_signals_to_us() -> Any:

@@ -434,9 +434,22 @@ def _gate() -> Any:
 
 
 def _destroy_all_at_exit() -> None:
-    for environment in list(DockerSandboxEnvironment._live):
+    """Remove every container this process still has, all at once (an interrupted run can hold
+    one per running sample; one after another took a second each)."""
+    import threading
+
+    def destroy(environment: DockerSandboxEnvironment) -> None:
         with contextlib.suppress(Exception):
             environment.destroy()
+
+    workers = [
+        threading.Thread(target=destroy, args=(e,), daemon=True)
+        for e in list(DockerSandboxEnvironment._live)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=60)
 
 
 atexit.register(_destroy_all_at_exit)

@@ -15,7 +15,7 @@ from harness.cli.executors._grid import (
     is_grid_request,
     plan_grid,
 )
-from harness.cli.executors._run import run_grid
+from harness.cli.executors._run import grid_plan, run_grid, run_plan
 
 __all__ = [
     "EXECUTOR_OPTIONS",
@@ -25,8 +25,10 @@ __all__ = [
     "GridCell",
     "GridPlan",
     "drop_superseded_attempts",
+    "grid_plan",
     "is_grid_request",
     "plan_grid",
     "run_cell",
     "run_grid",
+    "run_plan",
 ]

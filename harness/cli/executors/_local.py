@@ -16,9 +16,12 @@ def run_local(plan: GridPlan, console: Console) -> list[CellResult]:
     A cell that raises is reported as failed and the grid goes on, as on Ray; a re-run of the
     same command resumes it.
     """
+    from harness.cli.interrupt import raise_if_interrupted
+
     results = []
     with ModelServers() as servers:
         for number, cell in enumerate(plan.cells, 1):
+            raise_if_interrupted()  # a Ctrl-C that a cell's error report swallowed
             console.rule(f"cell {number}/{len(plan.cells)}: {cell.label}")
             try:
                 results.append(run_cell(cell.args, display=plan.display, servers=servers))

@@ -14,8 +14,17 @@ from harness.cli.executors._grid import GridCell, GridPlan, plan_grid
 
 def run_grid(args: list[str], console: Console) -> EvalOutcome:
     """Every cell of the grid `args` describes, on the executor it names."""
+    return run_plan(grid_plan(args), console)
+
+
+def grid_plan(args: list[str]) -> GridPlan:
+    """The grid `args` describe, every cell checked (`ConfigError` naming what is wrong)."""
     registry = discover_tasks()
-    plan = plan_grid(args, registry.tasks, all_tasks=sorted(registry.tasks))
+    return plan_grid(args, registry.tasks, all_tasks=sorted(registry.tasks))
+
+
+def run_plan(plan: GridPlan, console: Console) -> EvalOutcome:
+    """Every cell of `plan`; a Ctrl-C stops the grid (`KeyboardInterrupt`), not just its cell."""
     results = _execute(plan, console)
     summaries = []
     for cell, result in zip(plan.cells, results, strict=True):

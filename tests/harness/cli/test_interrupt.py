@@ -67,3 +67,55 @@ def test_ctrl_c_stops_the_run_and_says_how_to_resume(tmp_path, task_args, signal
     [line] = [x for x in err.splitlines() if x.startswith("interrupted")]
     assert "finished and saved in" in line and "re-run the same command to resume" in line
     assert "successfully" not in out + err  # never "Completed all tasks ... successfully"
+
+
+def _grid(log_dir: Path, calls: Path, n: int) -> subprocess.Popen[str]:
+    """A two-cell grid (`grid.delay_s=`) whose model records every question it is asked."""
+    command = [sys.executable, "-m", "harness.cli", "eval", f"task={FIXTURE}@arith", f"n={n}"]
+    command += ["grid.delay_s=0.4,0.5", "model=scripted/counter", "max_samples=2"]
+    command += ["model_arg.responder=tests.harness.fixtures.counting_responder:respond"]
+    command += [f"log_dir={log_dir}", "display=plain"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["HARNESS_TEST_CALLS_FILE"] = str(calls)
+    return subprocess.Popen(
+        command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _asked(calls: Path) -> list[str]:
+    return calls.read_text().splitlines() if calls.exists() else []
+
+
+def test_ctrl_c_stops_a_grid_and_its_rerun_resumes_exactly(tmp_path):
+    # issue 31 item 6 on the grid path: before, one Ctrl-C cancelled the running cell, and the
+    # grid went on to the next cell
+    log_dir, calls, n = tmp_path / "logs", tmp_path / "calls.txt", 30
+    process = _grid(log_dir, calls, n)
+    deadline = time.monotonic() + 180
+    while len(_asked(calls)) < 4 and time.monotonic() < deadline:  # the first cell under way
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.2)
+    interrupted = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    try:
+        out, err = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        pytest.fail(f"the grid did not stop within 30 s of Ctrl-C:\n{out[-2000:]}\n{err[-2000:]}")
+    assert process.returncode == 130, (out[-2000:], err[-2000:])
+    assert time.monotonic() - interrupted < 12
+    assert "Traceback" not in err and "ExceptionGroup" not in err, err[-3000:]
+    [line] = [x for x in err.splitlines() if x.startswith("interrupted")]
+    assert "finished and saved in" in line and "re-run the same command to resume" in line
+    assert "cell 2/2" not in out + err, out[-2000:]  # the grid does not go on to its next cell
+    assert len(_asked(calls)) < n, "the first cell finished before the interrupt"
+
+    rerun = _grid(log_dir, calls, n)
+    out, err = rerun.communicate(timeout=300)
+    assert rerun.returncode == 0, (out[-2000:], err[-2000:])
+    asked = _asked(calls)
+    # every question of both cells asked; the saved ones not again (at most the 2 in flight)
+    assert len(set(asked)) == n  # the two cells ask the same n questions
+    assert len(asked) <= 2 * n + 2, len(asked)
