@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from harness.splits import SplitName, check_split
 from methods.dispat import LLM_METHODS, PYOD_DETECTORS, DiSPaTConfig, LMDetectorConfig
 from tasks._config import Deviation, TaskConfig
 from tasks.dispat.runner import LLMSettings
@@ -58,8 +59,10 @@ class DispatConfig(TaskConfig):
     nll_weight: float
     temperature: float
     max_new_tokens: int | None
+    split: SplitName
 
     def __post_init__(self) -> None:
+        check_split(self.split, task="dispat")
         unknown = [m for m in self.methods if m not in ALL_METHODS]
         if unknown or not self.methods:
             raise ValueError(

@@ -28,6 +28,7 @@ from inspect_ai.dataset import Sample
 
 from harness.data import content_hash, data_path, text_hash
 from harness.hub import DatasetFormatError, DataSpec
+from harness.splits import Side, SourceSplit, SplitName, check_split
 
 ADBENCH_SETS: tuple[str, ...] = (
     "2_annthyroid",
@@ -48,6 +49,16 @@ ADBENCH_SETS: tuple[str, ...] = (
     "45_wine",
 )
 BUNDLED = "wbc"
+#: Sets cut from one underlying collection are one source of the dev/test split (splits.yaml):
+#: tuning on one of them would have seen the other. Every other set is its own source.
+SOURCE_FAMILIES: dict[str, str] = {
+    BUNDLED: "breast-cancer-wisconsin-diagnostic",  # sklearn's WDBC, ODDS recipe
+    "43_WDBC": "breast-cancer-wisconsin-diagnostic",
+    "4_breastw": "breast-cancer-wisconsin-original",
+    "42_WBC": "breast-cancer-wisconsin-original",
+    "2_annthyroid": "thyroid-disease",
+    "38_thyroid": "thyroid-disease",
+}
 LABEL_COLUMNS: tuple[str, ...] = ("y", "label", "outlier", "is_anomaly")
 _ADBENCH_HOW_TO_GET = (
     "copy the ADBench classical .npz files (github.com/Minqi824/ADBench, "
@@ -187,9 +198,8 @@ def load_table(source: str | Path, name: str | None = None) -> TabularDataset:
     from harness.hub import read_records
 
     records = read_records(str(source))
-    stem = str(source).split("?")[0].rstrip("/").split("/")[-1].split("@")[0]
     frame = pd.DataFrame(records.rows)
-    return _from_frame(frame, records.source, records.content_hash, name or Path(stem).stem)
+    return _from_frame(frame, records.source, records.content_hash, name or dataset_name(source))
 
 
 def _from_frame(frame: Any, source: str, digest: str, name: str) -> TabularDataset:
@@ -252,6 +262,62 @@ def resolve_dataset(name: str) -> TabularDataset:
         f"unknown dataset {name!r}: use 'wbc', 'all', 'adbench', one of {', '.join(ADBENCH_SETS)}, "
         "a path to an .npz/.mat/.csv/.parquet/.jsonl file, or a hub dataset hf://<owner>/<name>"
     )
+
+
+def dataset_name(spec: str | Path) -> str:
+    """The name a dataset spec loads under (without loading it): a known set's own name, else
+    the file's or hub dataset's stem."""
+    text = str(spec)
+    if text == BUNDLED or text in ADBENCH_SETS:
+        return text
+    return Path(text.split("?")[0].rstrip("/").split("/")[-1].split("@")[0]).stem
+
+
+def split_source(name: str) -> str:
+    """A dataset's source in the dev/test split: its collection (`SOURCE_FAMILIES`) or its name."""
+    return SOURCE_FAMILIES.get(name, name)
+
+
+@dataclass(frozen=True)
+class DatasetSelection:
+    """The datasets a run uses under a split, and what its log records about the split."""
+
+    names: list[str]
+    data_split: SplitName  # the split the chosen data is on (recorded in the log)
+    sides: dict[str, Side]  # each dataset's side
+    notes: list[str]  # named datasets on the other side of the split asked for
+
+
+def select_datasets(spec: str, split: str, frozen: SourceSplit) -> DatasetSelection:
+    """`expand_datasets` under a split: ``adbench`` and ``all`` keep the sets on the split's side;
+    a dataset named on its own always runs, and when it lies on the other side of a ``dev`` or
+    ``test`` split the run says so in a note and records the split its data is on (``dev``,
+    ``test``, or ``all`` for a mix), so a log never labels dev data as test."""
+    chosen = check_split(split, task="dispat")
+    names: list[str] = []
+    notes: list[str] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if part in ("all", "adbench"):
+            group = ([BUNDLED] if part == "all" else []) + list(ADBENCH_SETS)
+            names.extend(n for n in group if frozen.keeps(split_source(n), chosen))
+        elif part:
+            names.append(part)
+            side = frozen.side(split_source(dataset_name(part)))
+            if chosen != "all" and side != chosen:
+                notes.append(
+                    f"dataset={part} is on the {side} side of the frozen split "
+                    f"(tasks/dispat/splits.yaml), not split={chosen}: the run is labelled by "
+                    "the split its data is on"
+                )
+    if not names:
+        raise ValueError(f"dispat: dataset={spec!r} selects no dataset on split={chosen}")
+    names = list(dict.fromkeys(names))
+    sides = {n: frozen.side(split_source(dataset_name(n))) for n in names}
+    recorded: SplitName = chosen
+    if notes:
+        found = set(sides.values())
+        recorded = "all" if len(found) > 1 else found.pop()
+    return DatasetSelection(names, recorded, sides, notes)
 
 
 def expand_datasets(spec: str) -> list[str]:

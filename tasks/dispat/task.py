@@ -13,6 +13,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from harness.records import task_metadata
+from harness.splits import SplitName, load_source_split, split_metadata
 from tasks._config import deviations
 from tasks.dispat.config import (
     ALL_METHODS,
@@ -29,10 +30,10 @@ from tasks.dispat.config import (
 )
 from tasks.dispat.dataset import (
     Split,
-    expand_datasets,
     make_split,
     record_to_sample,
     resolve_dataset,
+    select_datasets,
     split_records,
 )
 from tasks.dispat.runner import DetectorRunner
@@ -68,6 +69,7 @@ RUN_ALL_ARGS: dict = {
     "finetune": "lora",
     "lr": 1e-4,
     "dispat_lr": 1e-4,
+    "split": "dev",  # wbc is a dev dataset (splits.yaml): the smoke run says so
 }
 
 
@@ -99,6 +101,7 @@ def dispat(
     nll_weight: float = 0.0,
     temperature: float = 1.0,
     max_new_tokens: int | None = None,
+    split: SplitName = "test",
 ) -> Task:
     """Tabular anomaly detection: AnoLLM, DiSPaT and PyOD baselines on ADBench/ODDS sets.
 
@@ -131,19 +134,25 @@ def dispat(
         k = round-half-up(rate × n) scores, ties at the k-th all flagged).
     beta / dispat_lr / nll_weight / temperature / max_new_tokens: critic scale, self-play learning
         rate, weight of the real-row NLL term, sampling temperature, synthetic row length cap.
+    split: ``test`` (default), ``dev`` or ``all``: ``adbench``/``all`` keep the datasets on that
+        side of the frozen split (``splits.yaml``, by dataset; sets of one collection together);
+        a dataset named on its own runs whatever its side, with a note, and the log records the
+        side its data is on.
     """
     cfg = DispatConfig.from_params(locals())
+    frozen = load_source_split("dispat")
+    chosen = select_datasets(cfg.dataset, cfg.split, frozen)
     splits: dict[tuple[str, int], Split] = {}
     samples: list[Sample] = []
     sources, hashes = [], []
-    for name in expand_datasets(cfg.dataset):
+    for name in chosen.names:
         ds = resolve_dataset(name)
         sources.append(f"{ds.name}: {ds.source}")
         hashes.append(f"{ds.name}={ds.content_hash}")
         for seed in cfg.seed_list:
-            split = make_split(ds, seed, max_test_rows=cfg.max_test_rows)
-            splits[(ds.name, seed)] = split
-            samples.extend(record_to_sample(r) for r in split_records(split))
+            cut = make_split(ds, seed, max_test_rows=cfg.max_test_rows)
+            splits[(ds.name, seed)] = cut
+            samples.extend(record_to_sample(r) for r in split_records(cut))
     runner = DetectorRunner(
         splits,
         nonfinite=cfg.nonfinite,
@@ -167,6 +176,10 @@ def dispat(
             score_convention="higher = more anomalous",
             protocol=_PROTOCOL,
             leaderboard_keys=_LEADERBOARD_KEYS,
+            **split_metadata(chosen.data_split, frozen),
+            data_split_asked=cfg.split,
+            data_split_sides=chosen.sides,
+            data_split_notes=chosen.notes,
         ),
     )
 
