@@ -6,7 +6,8 @@
 - a small `limit` (`STRATIFY`): the task's samples drawn in turn over the declared key's values,
   in dataset order, so `limit=2` holds both classes (or a planted fault); where nothing can be
   drawn (`MIN_SAMPLES`), one warning line;
-- whether any chosen task calls the model under test (`CALLS_MODEL`): no model server otherwise.
+- whether any chosen task calls the model under test (`CALLS_MODEL`): no model server otherwise,
+  nor for a `role.<name>=` of tasks that call no model.
 """
 
 from __future__ import annotations
@@ -22,12 +23,28 @@ def calls_model(
     config: EvalConfig, tasks: Mapping[str, TaskEntry], task_args: Mapping[str, dict[str, Any]]
 ) -> bool:
     """Whether any chosen task sends requests to the model under test."""
-    for name in config.task:
-        entry = tasks[name]
-        defaults = {p.name: p.default for p in entry.params.values()}
-        if entry.declarations.uses_model(task_args.get(name, {}), defaults):
-            return True
-    return False
+    return any(_task_calls(tasks[name], task_args.get(name, {})) for name in config.task)
+
+
+def unused_roles(
+    config: EvalConfig, tasks: Mapping[str, TaskEntry], task_args: Mapping[str, dict[str, Any]]
+) -> dict[str, list[str]]:
+    """The given `role.<name>=` that no chosen task will call, each with the tasks declaring it.
+
+    A task that calls no model with its arguments (`CALLS_MODEL`: agent_stress's scripted agent)
+    calls none of its roles either; a role no server is started for.
+    """
+    unused: dict[str, list[str]] = {}
+    for role in config.role:
+        declaring = [n for n in config.task if role in tasks[n].roles]
+        if declaring and not any(_task_calls(tasks[n], task_args.get(n, {})) for n in declaring):
+            unused[role] = declaring
+    return unused
+
+
+def _task_calls(entry: TaskEntry, args: Mapping[str, Any]) -> bool:
+    defaults = {p.name: p.default for p in entry.params.values()}
+    return entry.declarations.uses_model(args, defaults)
 
 
 def apply_generate_defaults(config: EvalConfig, entry: TaskEntry, built: Any) -> dict[str, Any]:

@@ -57,15 +57,27 @@ def run_eval(
     log_dir = config.log_dir if "://" in config.log_dir else str(Path(config.log_dir).resolve())
     resolved = resolve_model(config.model, config.backend)
     resolved.args.update(config.model_arg)
-    from harness.cli.declared import apply_generate_defaults, calls_model, draw_small_limit
+    from harness.cli.declared import (
+        apply_generate_defaults,
+        calls_model,
+        draw_small_limit,
+        unused_roles,
+    )
 
     # A task that never calls the model under test (agent_stress's scripted agent) starts no
     # model server: inspect's "none" model stands in (each such task names its own model).
     calls = calls_model(config, tasks, task_args)
     model = _model(servers, resolved, get_model) if calls else get_model("none")
+    unused = unused_roles(config, tasks, task_args)
+    for role, declaring in unused.items():
+        _warn(
+            f"role.{role}= is not used: {', '.join(declaring)} calls no model with these "
+            "arguments (no server started for it)"
+        )
     roles = {
         role: _model(servers, resolve_model(spec, config.backend), get_model)
         for role, spec in config.role.items()
+        if role not in unused
     }
     # Tasks read the option when they build requests (harness.constrained.AnswerFormat).
     from harness.constrained import CONSTRAINED_ENV, constrained_metadata

@@ -89,3 +89,16 @@ def test_undefined_metrics_are_said_once_in_one_line(tmp_path, capsys):
     assert "MetricUndefined" not in err and "warnings.warn" not in err, err
     [line] = [x for x in err.splitlines() if x.startswith("undefined:")]
     assert "metric values (NaN)" in line
+
+
+def test_no_server_for_a_role_of_a_task_that_calls_no_model(tmp_path, monkeypatch, capsys):
+    # issue 31 item 4: agent_stress's scripted agent (agent=scripted, the default) calls no
+    # model; a role.agent= given with it started that role's server all the same
+    def refuse(self, resolved):
+        raise AssertionError(f"a model server was prepared for {resolved.name}")
+
+    monkeypatch.setattr(ModelServers, "prepare", refuse)
+    argv = ["eval", "task=agent_stress", "samples=2", "workloads=file_io", "role.agent=vllm/absent"]
+    assert main([*argv, f"log_dir={tmp_path}", "display=none"]) == 0, capsys.readouterr().err
+    [warning] = [x for x in capsys.readouterr().err.splitlines() if "role.agent=" in x]
+    assert "not used" in warning and "agent_stress" in warning
