@@ -59,8 +59,26 @@ from methods.docval._validator import (
     structure_score,
     text_in_regions,
 )
+from methods.docval._vocabulary import (
+    VOCABULARY_FILE,
+    AmountCandidate,
+    Vocabulary,
+    amount_candidates,
+    amount_value,
+    label_phrases,
+    label_tokens,
+    load_vocabulary,
+)
 
 __all__ = [
+    "VOCABULARY_FILE",
+    "AmountCandidate",
+    "Vocabulary",
+    "amount_candidates",
+    "amount_value",
+    "label_phrases",
+    "label_tokens",
+    "load_vocabulary",
     "Applier",
     "Check",
     "Reask",

@@ -42,6 +42,7 @@ from rapidfuzz.distance import Levenshtein
 
 from methods.docval._text import Line, group_lines
 from methods.docval._types import Prediction, Word
+from methods.docval._vocabulary import Vocabulary, amount_candidates, load_vocabulary
 from scorers.boxes import Box, enclosing_box
 
 __all__ = [
@@ -68,24 +69,10 @@ _DATE = re.compile(
 _ID = re.compile(r"[A-Za-z#]*[-/]?\d[\w\-/]*")
 _PHONE = re.compile(r"\+?\(?\d[\d\s\-()]{5,}\d")
 _ANY = re.compile(r"\S(?:.*\S)?")
-_COMPANY_WORDS = re.compile(
-    r"\b(sdn\.? ?bhd|bhd|ltd|limited|inc|llc|plc|gmbh|co\.|company|corp|corporation|enterprise|"
-    r"trading|store|stores|mart|restaurant|cafe|hardware|supermarket|industries|group|holdings|"
-    r"bank|bakery|market|pharmacy|stationers|logistics|supplies)\b",
-    re.IGNORECASE,
-)
-_REG_LINE = re.compile(
-    r"(\(\s*\d+[\-\w]*\s*\)|\bgst\b|\bco\.? ?reg|\bcompany no|\breg\.? ?no)", re.I
-)
-_ADDRESS_STOP = re.compile(
-    r"\b(tel|phone|fax|email|e-mail|gst|date|invoice|receipt|cashier|table|bill no|doc no)\b",
-    re.IGNORECASE,
-)
-_POSTCODE_OR_STATE = re.compile(
-    r"\b\d{5}\b|\b(johor|selangor|kuala lumpur|melaka|penang|pulau pinang|perak|pahang|kedah|"
-    r"kelantan|terengganu|sabah|sarawak|negeri sembilan|perlis|putrajaya|labuan)\b",
-    re.IGNORECASE,
-)
+# structural patterns (not words): a registration number in brackets ("(001451637-M)"), a
+# five-digit postcode; the words around them come from the receipt vocabulary (_vocabulary.py)
+_REG_NUMBER = re.compile(r"\(\s*\d+[\-\w]*\s*\)")
+_POSTCODE = re.compile(r"\b\d{5}\b")
 
 
 @dataclass(frozen=True)
@@ -99,22 +86,6 @@ class _Field:
 
 
 _FIELDS: dict[str, _Field] = {
-    "total": _Field(
-        (
-            "grand total",
-            "nett total",
-            "net total",
-            "total rounded",
-            "rounded total",
-            "amount due",
-            "total due",
-            "balance due",
-        ),
-        ("sub", "qty", "quantity", "item", "tax", "excl", "discount", "saving", "total gst"),
-        "amount",
-        "first",
-        fallback_labels=("total amount", "total"),
-    ),
     "subtotal": _Field(("subtotal", "sub total", "sub-total"), (), "amount"),
     "tax": _Field(("tax", "gst", "vat", "sst"), ("excl", "incl", "id", "reg", "no"), "amount"),
     "due_date": _Field(("due date", "payment due", "due"), (), "date"),
@@ -349,10 +320,12 @@ def _letters(text: str) -> int:
     return sum(c.isalpha() for c in text)
 
 
-def _company(lines: Sequence[Line], page_height: float) -> tuple[str, Box, str] | None:
+def _company(
+    lines: Sequence[Line], page_height: float, vocab: Vocabulary
+) -> tuple[str, Box, str] | None:
     top = [ln for ln in lines if ln.box[1] < 0.4 * page_height]
     for line in top:
-        if _COMPANY_WORDS.search(line.text):
+        if vocab.company_pattern.search(line.text):
             return (
                 line.text,
                 line.box,
@@ -365,7 +338,11 @@ def _company(lines: Sequence[Line], page_height: float) -> tuple[str, Box, str] 
 
 
 def _address(
-    lines: Sequence[Line], words: Sequence[Word], question: str, page_height: float
+    lines: Sequence[Line],
+    words: Sequence[Word],
+    question: str,
+    page_height: float,
+    vocab: Vocabulary,
 ) -> tuple[str, Box, str] | None:
     q = question.lower()
     labels = (
@@ -396,7 +373,7 @@ def _address(
         if anchor is not None:
             break
     if anchor is None:
-        company = _company(lines, page_height)
+        company = _company(lines, page_height, vocab)
         if company is None:
             return None
         anchor = company[1]
@@ -418,9 +395,14 @@ def _address(
     last_y = anchor[3]
     for line in below:
         height = line.box[3] - line.box[1]
-        if len(parts) >= 5 or _ADDRESS_STOP.search(line.text) or line.box[1] - last_y > 4 * height:
+        if (
+            len(parts) >= 5
+            or vocab.address_stop_pattern.search(line.text)
+            or line.box[1] - last_y > 4 * height
+        ):
             break
-        if not parts and _REG_LINE.search(line.text) and _letters(line.text) < 12:
+        registration = _REG_NUMBER.search(line.text) or vocab.skip_pattern.search(line.text)
+        if not parts and registration and _letters(line.text) < 12:
             last_y = line.box[3]
             continue
         if not parts and skip_name and not any(c.isdigit() for c in line.text):
@@ -429,11 +411,30 @@ def _address(
         parts.append(line.text)
         boxes.append(line.box)
         last_y = line.box[3]
-        if _POSTCODE_OR_STATE.search(line.text):
+        if _POSTCODE.search(line.text) or vocab.address_end_pattern.search(line.text):
             break
     if not parts:
         return None
     return " ".join(parts), enclosing_box(boxes), how
+
+
+def _total(
+    lines: Sequence[Line], words: Sequence[Word], vocab: Vocabulary
+) -> tuple[str, Box, str] | None:
+    """The amount whose row label the vocabulary's label model scores highest (ties: the
+    largest amount, then the lowest on the page)."""
+    candidates = amount_candidates(words, lines)
+    if not candidates:
+        return None
+    scored = [(vocab.total_score(c.tokens), c.value, c.box[1], i) for i, c in enumerate(candidates)]
+    score, _, _, best = max(scored)
+    c = candidates[best]
+    label = " ".join(c.tokens) or "(no label)"
+    return (
+        c.text,
+        c.box,
+        f"amount with the row label {label!r} (dev precision of its label {score:.2f})",
+    )
 
 
 def _largest_amount(lines: Sequence[Line]) -> tuple[str, Box, str] | None:
@@ -455,8 +456,11 @@ def answer_with_ocr(
     *,
     rule: BaselineRule = "rules",
     page_height: float | None = None,
+    vocabulary: Vocabulary | None = None,
 ) -> Prediction:
-    """The baseline's answer, box and a reasoning trace naming the rule that fired."""
+    """The baseline's answer, box and a reasoning trace naming the rule that fired.
+    ``vocabulary``: the receipt vocabulary (default: the committed one, built on dev)."""
+    vocab = vocabulary or load_vocabulary()
     lines = group_lines(words)
     if page_height is None:
         page_height = max((w.box[3] for w in words), default=1.0)
@@ -468,10 +472,12 @@ def answer_with_ocr(
         result = (lines[0].text, lines[0].box, "first line of the page") if lines else None
     elif rule != "rules":
         raise ValueError(f"unknown baseline rule {rule!r}; expected one of {BASELINE_RULES}")
+    elif field == "total":
+        result = _total(lines, words, vocab)
     elif field == "company":
-        result = _company(lines, page_height)
+        result = _company(lines, page_height, vocab)
     elif field == "address":
-        result = _address(lines, words, question, page_height)
+        result = _address(lines, words, question, page_height, vocab)
     elif field == "table":
         m = re.search(r"for (.+?) in the (\S+) column", question, re.IGNORECASE)
         result = _table_cell(lines, words, m.group(1), m.group(2)) if m else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from methods.docval import (
+    Vocabulary,
     Word,
     answer_with_ocr,
     field_of_question,
@@ -60,7 +61,7 @@ def test_field_of_question(question, field):
 def test_total_rule_skips_subtotal_and_cash():
     p = answer_with_ocr("What is the total amount?", RECEIPT)
     assert p.answer == "9.00" and p.bbox == (300, 220, 340, 232) and p.failure is None
-    assert "same row" in p.reasoning[1]
+    assert "row label 'total'" in p.reasoning[1]
     assert answer_with_ocr("What is the subtotal?", RECEIPT).answer == "8.50"
 
 
@@ -143,7 +144,20 @@ def test_text_helpers():
     assert text_in_box((0, 0, 1, 1), RECEIPT) == ""
 
 
-def test_strong_total_labels_win_and_gst_summary_is_skipped():
+def _vocab(**phrases: tuple[int, int]) -> Vocabulary:
+    return Vocabulary(
+        derived_from="test",
+        total_labels=(10, 90),
+        total_phrases={k.replace("_", " "): v for k, v in phrases.items()},
+        company_words=(),
+        address_end_words=(),
+        address_stop_words=(),
+        skip_words=(),
+    )
+
+
+def test_total_label_model_longest_known_phrase_decides():
+    vocab = _vocab(total=(5, 5), total_rounded=(4, 0), total_gst=(0, 4), cash=(2, 6))
     words = [
         *_line(0, [(0, "TOTAL"), (200, "60.31")], 0),
         *_line(20, [(0, "ROUNDING"), (200, "-0.01")], 1),
@@ -151,7 +165,20 @@ def test_strong_total_labels_win_and_gst_summary_is_skipped():
         *_line(60, [(0, "CASH"), (200, "100.00")], 3),
         *_line(80, [(0, "TOTAL"), (60, "GST"), (200, "3.41")], 4),
     ]
-    assert answer_with_ocr("What is the total amount?", words).answer == "60.30"
-    # without a strong label, the first plain "total" line with a value (not the GST summary)
+    p = answer_with_ocr("What is the total amount?", words, vocabulary=vocab)
+    assert p.answer == "60.30" and "'total rounded'" in p.reasoning[1]
+    # without "total rounded" the plain total wins; "total gst" (a longer known phrase with a
+    # low precision) decides its own line, never the shorter "total" inside it
     weak = [w for w in words if w.line != 2]
-    assert answer_with_ocr("What is the total amount?", weak).answer == "60.31"
+    assert answer_with_ocr("What is the total amount?", weak, vocabulary=vocab).answer == "60.31"
+
+
+def test_total_label_model_ties_take_the_largest_and_unknown_labels_still_answer():
+    vocab = _vocab(total=(5, 5))
+    words = [
+        *_line(0, [(0, "TOTAL"), (200, "13.80")], 0),
+        *_line(20, [(0, "TOTAL"), (60, "POINTS:"), (200, "0.00")], 1),
+    ]
+    assert answer_with_ocr("What is the total?", words, vocabulary=vocab).answer == "13.80"
+    only = _line(0, [(0, "SUBTOTAL:"), (200, "7.50")], 0)
+    assert answer_with_ocr("What is the total?", only, vocabulary=vocab).answer == "7.50"
