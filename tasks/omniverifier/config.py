@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from harness.splits import SplitName
 from methods.omniverifier import MultiBox
 from scorers.boxes import BoxFormat
 from tasks._config import Deviation, TaskConfig
 from tasks.omniverifier.scenes import ERROR_TYPES
 from tasks.omniverifier.solver import Observation, Rationale, ReplyFormat, VerifierName
+from tasks.omniverifier.split import check_dataset_split, load_seed_ranges
 from tasks.omniverifier.tts import EditScope
 
 __all__ = ["DEVIATIONS", "OmniConfig"]
@@ -28,8 +30,9 @@ class OmniConfig(TaskConfig):
     verifier: VerifierName
     dataset: DatasetName
     level: Level
+    split: str
     n: int
-    seed: int
+    seed: int | None
     error_types: str
     observation: Observation
     rationale: Rationale
@@ -45,6 +48,9 @@ class OmniConfig(TaskConfig):
     data_file: str | None
 
     def __post_init__(self) -> None:
+        check_dataset_split(self.dataset, self.split)
+        if self.dataset == "generated":
+            self.scene_seed  # noqa: B018 - a seed off the split's range is an error at task load
         types = self.types
         unknown = sorted(set(types) - set(ERROR_TYPES))
         if unknown or not types:
@@ -71,6 +77,16 @@ class OmniConfig(TaskConfig):
                 )
         if self.reply_format == "yes_no" and self.mode == "tts":
             raise ValueError("reply_format=yes_no gives no box to edit: use mode=verify")
+
+    @property
+    def split_name(self) -> SplitName:
+        return check_dataset_split(self.dataset, self.split)
+
+    @property
+    def scene_seed(self) -> int:
+        """The seed the scenes (and the TTS loop) draw from: `seed` on the split's seed range,
+        or the split's first seed (dev 0, test 1000; tasks/omniverifier/splits.yaml)."""
+        return load_seed_ranges().scene_seed(self.seed, self.split_name)
 
     @property
     def types(self) -> list[str]:

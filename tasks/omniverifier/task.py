@@ -18,6 +18,7 @@ from inspect_ai.solver import Solver
 
 from harness.data import content_hash, data_path, text_hash
 from harness.records import task_metadata
+from harness.splits import split_metadata
 from methods.omniverifier import META_IOU_THRESHOLD, MultiBox
 from scorers.boxes import BoxFormat
 from tasks._config import deviations
@@ -40,6 +41,7 @@ from tasks.omniverifier.solver import (
     tts_loop,
     verify_image,
 )
+from tasks.omniverifier.split import load_split
 from tasks.omniverifier.tts import EditScope
 
 __all__ = ["RUN_ALL_ARGS", "TASK_VERSION", "omniverifier"]
@@ -57,8 +59,9 @@ def omniverifier(
     verifier: VerifierName = "model",
     dataset: Literal["generated", "viverbench", "quokka"] = "generated",
     level: Literal["easy", "medium", "hard"] = "easy",
+    split: str = "test",
     n: int = 140,
-    seed: int = 0,
+    seed: int | None = None,
     error_types: str = ",".join(ERROR_TYPES),
     observation: Observation = "objects",
     rationale: Rationale = "bbox",
@@ -82,8 +85,13 @@ def omniverifier(
       dataset: generated (seeded scenes), viverbench ($HARNESS_DATA_DIR/viverbench or data_file;
         needs observation=image), quokka (imgaug's photo with a human-drawn box; image only).
       level: scene difficulty: easy (plain), medium (textures), hard (photographs, up to 12).
+      split: test (default), dev or all: generated scenes by seed range (dev: seeds 0-999, where
+        the project chose everything it chose by looking at scenes; test: seeds from 1000;
+        all: any seed; tasks/omniverifier/splits.yaml). ViVerBench and quokka were never looked
+        at: all of them is test (dev is an error).
       n: generated samples (verify: pairs of true/false; tts: prompts).
-      seed: generator seed (the dataset is reproducible from it).
+      seed: generator seed (the dataset is reproducible from it); it must lie on the split's
+        range; unset: the split's first seed (test 1000, dev and all 0).
       error_types: comma list of injected error types (taken in turn).
       observation: objects (text-only models: the detector's object list with boxes) or image
         (VLMs: the image as inspect ContentImage).
@@ -119,6 +127,8 @@ def omniverifier(
             dataset_hash=data_hash,
             deviations=deviations(cfg, DEVIATIONS),
             generated=cfg.dataset == "generated",
+            **split_metadata(cfg.split_name, load_split()),
+            scene_seed=cfg.scene_seed if cfg.dataset == "generated" else None,
             mode=cfg.mode,
             verifier=cfg.verifier,
             level=cfg.level,
@@ -140,12 +150,15 @@ def _samples(cfg: OmniConfig) -> tuple[list[Sample], str, str]:
         count = 2 * cfg.n if cfg.mode == "tts" else cfg.n
         samples = generated_samples(
             count,
-            seed=cfg.seed,
+            seed=cfg.scene_seed,
             level=cfg.level,
             error_types=cfg.types,
             with_images=cfg.observation == "image",
         )
-        source = f"generated scenes (tasks.omniverifier.scenes, seed={cfg.seed}, level={cfg.level})"
+        source = (
+            f"generated scenes (tasks.omniverifier.scenes, seed={cfg.scene_seed}, "
+            f"level={cfg.level})"
+        )
         return samples, source, _samples_hash(samples)
     if cfg.dataset == "viverbench" and cfg.data_file and cfg.data_file.startswith("hf://"):
         return load_viverbench_hub(cfg.data_file)
@@ -189,7 +202,7 @@ def _tts(cfg: OmniConfig) -> tuple[Solver, Scorer]:
         p_error=cfg.p_error,
         max_tokens=cfg.max_tokens,
         generator_max_tokens=cfg.generator_max_tokens,
-        seed=cfg.seed,
+        seed=cfg.scene_seed,
     )
     return solver, tts_scorer()
 

@@ -139,20 +139,27 @@ def test_tts_always_true_verifier_accepts_a_wrong_scene() -> None:
         assert v["tts_success"] == 0.0 and v["tts_calls"] == 1 and v["verifier_fn"] == 2
 
 
-def test_tts_simulated_generator_with_oracle_always_succeeds() -> None:
+def test_tts_simulated_generator_with_oracle_accepts_exactly_the_right_scenes() -> None:
+    # With the exact check as verifier, a loop accepts a scene iff it truly satisfies the prompt
+    # and the verifier is never wrong. (Success itself is not certain: on the test seed 1000 one
+    # of these 4 medium prompts is not repaired in 10 rounds, since a region edit redraws objects
+    # without their relation and p_error re-injects errors; seed 0 had reached 4 of 4.)
     log = _run(
         omniverifier(
             mode="tts", n=4, verifier="oracle", generator="simulated", p_error=0.6, level="medium"
         ),
         reply="unused",
     )
+    for s in log.samples:
+        tts = s.metadata["omniverifier_tts"]
+        assert (tts["tts_accepted"], tts["bon_accepted"]) == (
+            tts["tts_success"],
+            tts["bon_success"],
+        )
+        assert tts["verifier"]["fp"] == tts["verifier"]["fn"] == 0
     m = _metrics(log, "tts_scorer")
-    assert (
-        m["tts_success"] == 1.0
-        and m["verifier_precision"] in (1.0,)
-        or m["verifier_precision"] != m["verifier_precision"]
-    )
-    assert m["verifier_recall"] in (1.0,) or m["verifier_recall"] != m["verifier_recall"]
+    assert m["verifier_precision"] == 1.0 and m["verifier_recall"] == 1.0
+    assert m["tts_success"] >= 0.5
 
 
 @pytest.mark.parametrize(
