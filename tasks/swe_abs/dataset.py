@@ -14,6 +14,7 @@ Two sources, one record format (SWE-bench's fields, see ``methods.swe_abs.instan
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from inspect_ai.dataset import Sample
 
 from harness import hub
 from harness.data import content_hash
+from harness.splits import Side, SourceSplit, SplitName, check_split
 from methods.swe_abs import Instance, instance_from_record
 
 HERE = Path(__file__).resolve().parent
@@ -88,6 +90,52 @@ def load_source(dataset_file: str | None) -> tuple[list[Instance], str, str]:
 
 def project_of(inst: Instance) -> str:
     return inst.repo.split("/")[-1].lower()
+
+
+def split_source(inst: Instance) -> str:
+    """An instance's source in the dev/test split (``splits.yaml``): its project, the SWE-bench
+    ``repo`` (``pytoolz/toolz``, ``django/django``)."""
+    return inst.repo
+
+
+@dataclass(frozen=True)
+class InstanceSelection:
+    """The instances a run uses under a split, and what its log records about the split."""
+
+    instances: list[Instance]
+    data_split: SplitName  # the split the chosen instances are on (recorded in the log)
+    projects: dict[str, Side]  # each chosen project's side
+    notes: list[str]  # named instances on the other side of the split asked for
+
+
+def select_instances(
+    loaded: list[Instance], split: str, frozen: SourceSplit, *, named: bool
+) -> InstanceSelection:
+    """`loaded` under a split. Without `named` instances, those of the projects on the split's
+    side; with them (``instances=``, chosen one by one), all of them, with a note for each
+    project on the other side of a ``dev``/``test`` split and the split their data is on
+    recorded (``dev``, ``test``, or ``all`` for a mix), so a dev instance is never labelled
+    test."""
+    chosen = check_split(split, task="swe_abs")
+    notes: list[str] = []
+    if named:
+        kept = list(loaded)
+        for project in sorted({split_source(i) for i in kept}):
+            side = frozen.side(project)
+            if chosen != "all" and side != chosen:
+                notes.append(
+                    f"instances of {project} are on the {side} side of the frozen split "
+                    f"(tasks/swe_abs/splits.yaml), not split={chosen}: the run is labelled by "
+                    "the split its data is on"
+                )
+    else:
+        kept = frozen.select(loaded, split_source, chosen)
+    projects = {p: frozen.side(p) for p in sorted({split_source(i) for i in kept})}
+    recorded: SplitName = chosen
+    if notes:
+        sides = set(projects.values())
+        recorded = "all" if len(sides) > 1 else sides.pop()
+    return InstanceSelection(kept, recorded, projects, notes)
 
 
 def record_to_sample(record: Mapping[str, Any], *, where: str = "record") -> Sample:

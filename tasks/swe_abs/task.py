@@ -21,8 +21,15 @@ from inspect_ai import Task, task
 from inspect_ai.util import SandboxEnvironmentSpec
 
 from harness.records import task_metadata
+from harness.splits import SplitName, check_split, load_source_split, split_metadata
 from methods.swe_abs import Instance, PipelineConfig
-from tasks.swe_abs.dataset import instance_to_sample, load_source, project_of
+from tasks.swe_abs.dataset import (
+    InstanceSelection,
+    instance_to_sample,
+    load_source,
+    project_of,
+    select_instances,
+)
 from tasks.swe_abs.fetch import require_site, sdist_archive
 from tasks.swe_abs.outside import CandidateSets, with_outside_candidates
 from tasks.swe_abs.scorer import swe_abs_scorer
@@ -123,7 +130,10 @@ class SweAbsConfig:
     one variant (a mutant gets 10x its covering tests' clean time + 1 s, at most this).
     sandbox: bwrap (default), docker or local (no isolation; debugging only). repo_dir: where a
     SWE-bench image holds the repository at its base commit. memory_mb: the sandbox's memory
-    limit. sample_time_limit: seconds per instance. seed: seeds the mutant sample.
+    limit. sample_time_limit: seconds per instance. seed: seeds the mutant sample. split:
+    ``test`` (default), ``dev`` or ``all``: the instances of the projects on that side of the
+    frozen split (``splits.yaml``, by project); instances named in ``instances`` run whatever
+    their side, with a note, and the log records the side their data is on.
     """
 
     instances: str | None = None
@@ -150,6 +160,10 @@ class SweAbsConfig:
     memory_mb: int = 2048
     sample_time_limit: int = 3600
     seed: int = 0
+    split: SplitName = "test"
+
+    def __post_init__(self) -> None:
+        check_split(self.split, task="swe_abs")
 
     def pipeline(self) -> PipelineConfig:
         return PipelineConfig(
@@ -173,8 +187,9 @@ class SweAbsConfig:
     def deviations(self) -> list[str]:
         return [d.render(self) for d in DEVIATIONS if d.applies(self)]
 
-    def load(self) -> tuple[list[Instance], str, str]:
-        """The chosen instances (checked, their sdists present), their source and its hash."""
+    def load(self) -> tuple[InstanceSelection, str, str]:
+        """The chosen instances (checked, their sdists present, under the split), their source
+        and its hash."""
         loaded, source, source_hash = load_source(self.dataset_file)
         loaded, source, source_hash = with_outside_candidates(
             loaded, source, source_hash, self.candidates
@@ -188,11 +203,19 @@ class SweAbsConfig:
         if self.projects:
             names = {p.strip().lower() for p in self.projects.split(",") if p.strip()}
             loaded = [i for i in loaded if project_of(i) in names]
+        chosen = select_instances(
+            loaded, self.split, load_source_split("swe_abs"), named=bool(self.instances)
+        )
+        if not chosen.instances:
+            raise ValueError(
+                f"swe_abs: no instance of {source} (projects={self.projects or 'all'}) is on "
+                f"split={self.split}; pass split=dev or split=all"
+            )
         for req in sorted(
-            {i.base_commit[6:] for i in loaded if i.base_commit.startswith("sdist:")}
+            {i.base_commit[6:] for i in chosen.instances if i.base_commit.startswith("sdist:")}
         ):
             sdist_archive(req)  # fails at once, naming the set-up step, when not fetched
-        return loaded, source, source_hash
+        return chosen, source, source_hash
 
     def solver_for(self, loaded: list[Instance], site: Path) -> Any:
         return swe_abs_solver(
@@ -209,18 +232,22 @@ class SweAbsConfig:
             repo_dir=self.repo_dir,
         )
 
-    def metadata(self, source: str, source_hash: str, n: int) -> dict[str, Any]:
+    def metadata(self, source: str, source_hash: str, chosen: InstanceSelection) -> dict[str, Any]:
         return task_metadata(
             dataset_source=source,
             dataset_hash=source_hash,
             deviations=self.deviations(),
             generated=False,
-            instances=n,
+            instances=len(chosen.instances),
             solver=self.solver,
             tests_from=self.tests_from,
             mutants_from=self.mutants_from,
             sandbox=self.sandbox,
             candidates=self.candidates,
+            **split_metadata(chosen.data_split, load_source_split("swe_abs")),
+            data_split_asked=self.split,
+            data_split_projects=chosen.projects,
+            data_split_notes=chosen.notes,
         )
 
 
@@ -273,19 +300,20 @@ def swe_abs(
     memory_mb: int = 2048,
     sample_time_limit: int = 3600,
     seed: int = 0,
+    split: SplitName = "test",
 ) -> Task:
     """SWE-ABS strengthening and re-evaluation (parameters: see :class:`SweAbsConfig`)."""
     cfg = SweAbsConfig(**{k: v for k, v in locals().items() if k in _FIELDS})
-    loaded, source, source_hash = cfg.load()
+    chosen, source, source_hash = cfg.load()
     site = require_site()
     return Task(
-        dataset=[instance_to_sample(i) for i in loaded],
-        solver=cfg.solver_for(loaded, site),
+        dataset=[instance_to_sample(i) for i in chosen.instances],
+        solver=cfg.solver_for(chosen.instances, site),
         scorer=swe_abs_scorer(),
         sandbox=_sandbox_spec(cfg.sandbox, site, cfg.memory_mb),
         time_limit=cfg.sample_time_limit,
         version=TASK_VERSION,
-        metadata=cfg.metadata(source, source_hash, len(loaded)),
+        metadata=cfg.metadata(source, source_hash, chosen),
     )
 
 
@@ -302,4 +330,5 @@ RUN_ALL_ARGS: dict[str, Any] = {
     "explore_examples": 80,
     "differential_examples": 80,
     "flaky_reruns": 2,
+    "split": "dev",  # the clamp instance is boltons's, a dev project (splits.yaml)
 }

@@ -27,6 +27,7 @@ BUDGET: dict[str, Any] = {
     "explore_tests": 4,
     "flaky_reruns": 2,
     "candidates": "all",
+    "split": "all",  # every instance, dev and test projects
 }
 
 

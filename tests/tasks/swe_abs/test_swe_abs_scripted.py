@@ -62,6 +62,15 @@ def _model_candidate(sample):
     return model
 
 
+def test_the_log_records_the_split_of_the_named_instance(solver_run):
+    log, _ = solver_run
+    meta = log.eval.metadata  # the clamp instance (boltons, a dev project) asked under split=test
+    assert meta["data_split"] == "dev" and meta["data_split_asked"] == "test"
+    assert meta["data_split_projects"] == {"mahmoud/boltons": "dev"}
+    assert "mahmoud/boltons are on the dev side" in meta["data_split_notes"][0]
+    assert meta["data_split_unit"] == "project (SWE-bench repo)"
+
+
 def test_malformed_patches_are_scored_with_their_reason(solver_run):
     _, by_reply = solver_run
     for kind, reply in MALFORMED:
@@ -118,7 +127,8 @@ def test_flaky_original_test_is_detected_and_excluded(tmp_path, swe_abs_ready):
     path = tmp_path / "flaky.jsonl"
     path.write_text(json.dumps(record) + "\n")
     log, [sample] = run_swe_abs(tmp_path, get_model("scripted/f", reply=GOOD), dataset_file=str(path),
-                                tests_from="none", max_mutants=0, flaky_reruns=3)  # fmt: skip
+                                tests_from="none", max_mutants=0, flaky_reruns=3, split="dev")  # fmt: skip
+    assert log.eval.metadata["data_split"] == "dev" and log.eval.metadata["data_split_notes"] == []
     out = sample.metadata["swe_abs"]["outcome"]
     assert out["flaky_original"] == [f"{test_path}::test_flaky_counter"]
     assert out["gold_resolved"]  # the flaky test does not count against the gold patch

@@ -15,8 +15,8 @@ from tasks.swe_abs.task import SweAbsConfig
 
 def test_task_function_is_short_and_its_parameters_are_the_config():
     source = inspect.getsource(task_module.swe_abs)
-    assert len(source.splitlines()) <= 40
     params = inspect.signature(task_module.swe_abs).parameters
+    assert len(source.splitlines()) <= len(params) + 16  # a line per parameter, a short body
     fields = SweAbsConfig.__dataclass_fields__
     assert list(params) == list(fields)
     assert {k: p.default for k, p in params.items()} == {k: f.default for k, f in fields.items()}
