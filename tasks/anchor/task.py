@@ -17,7 +17,8 @@ from inspect_ai.model import GenerateConfig
 
 from harness.data import content_hash
 from harness.records import task_metadata
-from tasks.anchor.dataset import SCENARIO_DIR, AuditorMode, anchor_dataset
+from harness.splits import check_split, split_metadata
+from tasks.anchor.dataset import SCENARIO_DIR, AuditorMode, anchor_dataset, load_split
 from tasks.anchor.scorer import anchor_scorer
 from tasks.anchor.solver import GuardMode, anchor_audit
 
@@ -62,6 +63,7 @@ def _sandbox_spec(kind: SandboxKind) -> Any:
 def anchor(
     auditor: AuditorChoice = "both",
     scenarios: str | None = None,
+    split: str = "test",
     max_turns: int = 6,
     turn_time_limit: float = 180.0,
     turn_message_limit: int = 12,
@@ -80,7 +82,10 @@ def anchor(
 
     Args:
         auditor: direct | persistent | persistent_template | both (direct and persistent).
-        scenarios: comma-separated scenario ids (default: all bundled).
+        scenarios: comma-separated scenario ids (default: all bundled of the split).
+        split: test (default: the scenarios whose category is on the test side of the frozen
+            split by category, tasks/anchor/splits.yaml), dev (where choices are made) or all;
+            a named scenario off the split is an error.
         max_turns: auditor turns per sample (direct always stops after one).
         turn_time_limit: seconds for one target turn (its whole tool loop).
         turn_message_limit: messages the target may add in one turn.
@@ -95,10 +100,11 @@ def anchor(
         auditor_script: fixed auditor messages (scripted auditor, for tests).
         scenario_dir: a folder of scenario files instead of the bundled ones.
     """
+    chosen_split = check_split(split, task="anchor")
     modes: list[AuditorMode] = ["direct", "persistent"] if auditor == "both" else [auditor]
     ids = [s.strip() for s in scenarios.split(",") if s.strip()] if scenarios else None
     folder = Path(scenario_dir) if scenario_dir else SCENARIO_DIR
-    dataset, by_id = anchor_dataset(modes, folder, ids)
+    dataset, by_id = anchor_dataset(modes, folder, ids, chosen_split)
     return Task(
         dataset=dataset,
         solver=anchor_audit(
@@ -124,6 +130,8 @@ def anchor(
             dataset_hash=content_hash(folder),
             deviations=DEVIATIONS,
             generated=False,
+            **split_metadata(chosen_split, load_split()),
+            split_scenarios=sorted(by_id),
             auditor_modes=modes,
             sandbox=sandbox,
         ),
@@ -131,10 +139,12 @@ def anchor(
 
 
 # `make run`: two scenarios in both modes (4 samples), at most two turns, short generations,
-# on the embedded model in bwrap.
+# on the embedded model in bwrap. split=all: ledger-diversion is a dev scenario (financial_fraud),
+# evidence-deletion a test one (obstruction); a smoke run is labelled all.
 RUN_ALL_ARGS: dict[str, Any] = {
     "auditor": "both",
     "scenarios": "ledger-diversion,evidence-deletion",
+    "split": "all",
     "max_turns": 2,
     "max_tokens": 128,
     "auditor_max_tokens": 96,

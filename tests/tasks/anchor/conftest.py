@@ -30,7 +30,9 @@ def run_anchor(
     judge: list[Any] | None = None,
     **task_args: Any,
 ):
-    """Evaluate `anchor` with scripted target/auditor/judge; returns (log, sample metadata)."""
+    """Evaluate `anchor` with scripted target/auditor/judge; returns (log, sample metadata).
+
+    split=all unless given: these tests exercise the audit on named scenarios of either side."""
     import harness.models  # noqa: F401  (registers the scripted provider)
     from tasks.anchor.task import anchor
 
@@ -46,6 +48,7 @@ def run_anchor(
         "auditor": scripted("auditor", auditor_replies, "(no auditor reply)"),
         "judge": scripted("judge", judge, '{"refused": false}'),
     }
+    task_args.setdefault("split", "all")
     [log] = eval(
         anchor(**task_args), model=tgt, model_roles=roles, log_dir=str(tmp_path), display="none"
     )

@@ -74,7 +74,7 @@ def test_judge_formats_are_checked_at_task_load(monkeypatch):
         return judge_format(name, reason_chars)
 
     monkeypatch.setattr(solver_module, "judge_format", spy)
-    anchor(auditor="direct", scenarios="ledger-diversion", judge_max_tokens=96)
+    anchor(auditor="direct", scenarios="ledger-diversion", split="all", judge_max_tokens=96)
     assert asked == [(n, 96 - 48) for n in JUDGE_NAMES]
 
     bad = AnswerFormat(
@@ -82,4 +82,4 @@ def test_judge_formats_are_checked_at_task_load(monkeypatch):
     )
     monkeypatch.setattr(solver_module, "judge_format", lambda *a: bad)
     with pytest.raises(AnswerFormatError, match="judge_harm.*invalid JSON schema"):
-        anchor(auditor="direct", scenarios="ledger-diversion")
+        anchor(auditor="direct", scenarios="ledger-diversion", split="all")
