@@ -7,10 +7,19 @@ from typing import Any, Literal
 
 from inspect_ai.util import SandboxEnvironmentSpec
 
+from harness.splits import SourceSplit, SplitName, check_split, load_source_split
 from tasks._config import TaskConfig
 from tasks.agent_stress.dataset import FAULTS, KINDS, WELL_BEHAVED, Limits
 
-__all__ = ["AgentKind", "BwrapMode", "SandboxKind", "StressConfig", "workload_kinds"]
+__all__ = [
+    "AgentKind",
+    "BwrapMode",
+    "SandboxKind",
+    "StressConfig",
+    "load_split",
+    "split_kinds",
+    "workload_kinds",
+]
 
 SandboxKind = Literal["bwrap", "docker", "local"]
 BwrapMode = Literal["persistent", "per_exec"]
@@ -26,6 +35,7 @@ class StressConfig(TaskConfig):
     concurrency: int
     samples: int | None
     workloads: str
+    split: str
     agent: AgentKind
     memory_mb: int
     max_processes: int
@@ -42,8 +52,13 @@ class StressConfig(TaskConfig):
         self.kinds  # noqa: B018 - an unknown workload kind is an error at task load
 
     @property
+    def split_name(self) -> SplitName:
+        return check_split(self.split, task="agent_stress")
+
+    @property
     def kinds(self) -> tuple[str, ...]:
-        return workload_kinds(self.workloads)
+        """The kinds `workloads=` names that are on `split` (every kind is on test)."""
+        return split_kinds(workload_kinds(self.workloads), self.split_name, load_split())
 
     @property
     def limits(self) -> Limits:
@@ -81,6 +96,25 @@ class StressConfig(TaskConfig):
             )  # fmt: skip
             return SandboxEnvironmentSpec(PROVIDER, docker_config)
         return "local"
+
+
+def load_split() -> SourceSplit:
+    """agent_stress's frozen split (tasks/agent_stress/splits.yaml: every kind on test)."""
+    return load_source_split("agent_stress")
+
+
+def split_kinds(
+    kinds: tuple[str, ...], split: SplitName, source_split: SourceSplit
+) -> tuple[str, ...]:
+    """`kinds` on `split`; none left is an error that says why (no kind is on dev)."""
+    kept = tuple(source_split.select(kinds, lambda k: k, split))
+    if not kept:
+        raise ValueError(
+            f"agent_stress: no workload kind of {', '.join(kinds)} is on split={split}: "
+            "nothing here is chosen on data, every kind is test (tasks/agent_stress/splits.yaml, "
+            "README 'Chosen on data'); use split=test or all"
+        )
+    return kept
 
 
 def workload_kinds(workloads: str) -> tuple[str, ...]:

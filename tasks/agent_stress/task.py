@@ -20,7 +20,14 @@ from inspect_ai.model import GenerateConfig, Model, get_model
 
 from harness.data import text_hash
 from harness.records import task_metadata
-from tasks.agent_stress.config import AgentKind, BwrapMode, SandboxKind, StressConfig
+from harness.splits import split_metadata
+from tasks.agent_stress.config import (
+    AgentKind,
+    BwrapMode,
+    SandboxKind,
+    StressConfig,
+    load_split,
+)
 from tasks.agent_stress.dataset import KINDS, stress_dataset
 from tasks.agent_stress.scorer import host_leaks, stress_scorer, stress_summary
 from tasks.agent_stress.solver import stress_agent
@@ -35,6 +42,7 @@ def agent_stress(
     concurrency: int = 16,
     samples: int | None = None,
     workloads: str = "all",
+    split: str = "test",
     agent: AgentKind = "scripted",
     memory_mb: int = 256,
     max_processes: int = 64,
@@ -54,6 +62,8 @@ def agent_stress(
         concurrency: samples running at once.
         samples: how many samples (default: concurrency, at least one per workload kind).
         workloads: all | well_behaved | faults | a comma list of kinds (dataset.KINDS).
+        split: test (default) or all: every kind (none is chosen on data:
+            tasks/agent_stress/splits.yaml); dev has no kind and is an error.
         agent: scripted (the task's own scripted model makes the workload's calls:
             deterministic; the model under test is not called) | model (the model under test, or
             role.agent, is told to make the calls).
@@ -95,6 +105,7 @@ def agent_stress(
             dataset_hash=digest,
             generated=True,
             deviations=[],
+            **split_metadata(cfg.split_name, load_split()),
             sandbox=cfg.sandbox,
             bwrap_mode=cfg.mode if cfg.sandbox == "bwrap" else None,
             concurrency=cfg.concurrency,

@@ -41,6 +41,9 @@ def test_every_fault_contained_nothing_leaked_persistent(bwrap_ok: None, tmp_pat
         assert bool(score.metadata["failure"]) == sample.metadata["fault"]
     assert log.eval.metadata["dataset_generated"] is True
     assert log.eval.task_version == "1.0.0"
+    # the default split (test) holds every kind, and the log says so
+    assert log.eval.metadata["data_split"] == "test"
+    assert log.eval.metadata["data_split_unit"].startswith("workload kind")
 
 
 def test_per_exec_mode(bwrap_ok: None, tmp_path: Path) -> None:
