@@ -4,24 +4,29 @@ The answer rule (``rule="rules"``), in order:
 
 1. **Field.** The question names a field by keyword (``field_of_question``): total, subtotal,
    tax, due date, date, invoice number, phone, company, address; otherwise "generic".
-2. **Label-value fields** (total, subtotal, tax, dates, invoice number, phone, generic): find the
-   lines holding one of the field's labels (e.g. "grand total", "nett total", "total rounded",
-   "amount due"; only when none is on the page the weaker "total amount" / "total"), skipping a
-   line that also holds an excluded word (for totals "sub", "qty", "item", "tax", "excl",
-   "discount", "total gst"). Labels of five or more letters may differ by one OCR misread. The
-   value is the first token of the field's type (amount: a number with two decimals; date: a
+2. **Total**: every two-decimal amount on the page with its row label (the letter tokens left
+   of it on its row); the receipt vocabulary's label model (``_vocabulary.py``, derived from the
+   dev split only) scores each label by the dev precision of the longest known phrase in it; the
+   best-scoring amount wins (ties: the largest amount, then the lowest on the page).
+3. **Other label-value fields** (subtotal, tax, dates, invoice number, phone, generic): find the
+   lines holding one of the field's labels (e.g. "invoice date", "date"), skipping a line that
+   also holds an excluded word. Labels of five or more letters may differ by one OCR misread.
+   The value is the first token of the field's type (amount: a number with two decimals; date: a
    date pattern; id/phone: a token with digits; generic: any text) to the right of the label on
    its line, else on the same row (the rightmost amount), else on the next line below that
    overlaps the label; a label without a colon heads a box, so its value is looked for below
    first. The first labelled line with a value wins. A date with no labelled value falls back to
    the first date on the page.
-3. **Company**: the first line in the top 40 % of the page that holds a company word (SDN BHD,
-   BHD, LTD, INC, LLC, CO., ENTERPRISE, TRADING, ...); else the topmost line with at least three
+4. **Company**: the first line in the top 40 % of the page that holds one of the vocabulary's
+   company words (dev: "sdn", "bhd", "trading", ...); else the topmost line with at least three
    letters.
-4. **Address**: after the line labelled "address"/"bill to" (value on the label's line to its
+5. **Address**: after the line labelled "address"/"bill to" (value on the label's line to its
    right, then following lines), or else after the company line: consecutive lines, skipping
-   registration-number lines, until a line with a postcode or state ends it, a line holding a
-   phone/date/invoice keyword stops it, or five lines are taken. The box is their union.
+   before it registration lines (a bracket holding a digit, or a vocabulary skip word, with
+   fewer than 12 letters) and number lines (fewer than 3 letters); a line holding a vocabulary
+   stop word ("tel", "gst") stops it, a line holding an end word (a state) ends it, a line with
+   a five-digit postcode ends it unless the next line holds an end word; at most five lines.
+   The box is their union.
 
 The answer box is the box of the answer's characters (word boxes, a word the answer only partly
 covers cut by character share). No rule applies → an empty answer with the reason.
@@ -71,7 +76,7 @@ _PHONE = re.compile(r"\+?\(?\d[\d\s\-()]{5,}\d")
 _ANY = re.compile(r"\S(?:.*\S)?")
 # structural patterns (not words): a registration number in brackets ("(001451637-M)"), a
 # five-digit postcode; the words around them come from the receipt vocabulary (_vocabulary.py)
-_REG_NUMBER = re.compile(r"\(\s*\d+[\-\w]*\s*\)")
+_REG_NUMBER = re.compile(r"\([^)]*\d[^)]*\)")
 _POSTCODE = re.compile(r"\b\d{5}\b")
 
 
@@ -393,6 +398,7 @@ def _address(
         if ln.box[1] >= anchor[3] - 2 and ln.box[0] < min(anchor[2], x_hi) and ln.box[2] > x_lo
     ]
     last_y = anchor[3]
+    ended = False  # the postcode line was taken
     for line in below:
         height = line.box[3] - line.box[1]
         if (
@@ -402,17 +408,21 @@ def _address(
         ):
             break
         registration = _REG_NUMBER.search(line.text) or vocab.skip_pattern.search(line.text)
-        if not parts and registration and _letters(line.text) < 12:
+        # before the address: a registration line, or a number line (fewer than 3 letters)
+        if not parts and ((registration and _letters(line.text) < 12) or _letters(line.text) < 3):
             last_y = line.box[3]
             continue
         if not parts and skip_name and not any(c.isdigit() for c in line.text):
             last_y = line.box[3]
             continue
+        if ended and not vocab.address_end_pattern.search(line.text):
+            break  # after the postcode only a line naming a state or city belongs to it
         parts.append(line.text)
         boxes.append(line.box)
         last_y = line.box[3]
-        if _POSTCODE.search(line.text) or vocab.address_end_pattern.search(line.text):
+        if ended or vocab.address_end_pattern.search(line.text):
             break
+        ended = bool(_POSTCODE.search(line.text))
     if not parts:
         return None
     return " ".join(parts), enclosing_box(boxes), how

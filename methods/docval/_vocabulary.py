@@ -19,7 +19,8 @@ from dev and compares.
 * ``company_words``: tokens of the gold company names of at least two dev vendors ("sdn",
   "bhd", ...): the company is the first line near the head of the page that holds one.
 * ``address_end_words``: tokens of the last gold line of the dev addresses (a state, a city)
-  in at least two dev vendors: an address ends at a line holding one (or a five-digit postcode).
+  in at least two dev vendors: an address ends at a line holding one; after a line with a
+  five-digit postcode only a line holding one is still taken.
 * ``address_stop_words``: tokens that open the line right after the address in at least two dev
   vendors and occur in no dev address ("tel", "gst", ...): such a line ends the address before
   it.

@@ -182,3 +182,31 @@ def test_total_label_model_ties_take_the_largest_and_unknown_labels_still_answer
     assert answer_with_ocr("What is the total?", words, vocabulary=vocab).answer == "13.80"
     only = _line(0, [(0, "SUBTOTAL:"), (200, "7.50")], 0)
     assert answer_with_ocr("What is the total?", only, vocabulary=vocab).answer == "7.50"
+
+
+def test_address_skips_number_lines_and_takes_the_state_after_the_postcode():
+    vocab = Vocabulary(
+        derived_from="test",
+        total_labels=(1, 1),
+        total_phrases={},
+        company_words=("sdn", "bhd"),
+        address_end_words=("selangor",),
+        address_stop_words=("tel",),
+        skip_words=("reg",),
+    )
+    words = [
+        *_line(0, [(100, "ACME"), (150, "SDN"), (190, "BHD")], 0),
+        *_line(20, [(100, "789417-W")], 1),  # a number line: skipped
+        *_line(40, [(100, "(CO."), (150, "RFG:"), (200, "860671-D)")], 2),  # bracket, digit
+        *_line(60, [(100, "NO."), (140, "53,"), (180, "JALAN"), (240, "BESAR,")], 3),
+        *_line(80, [(100, "45600"), (160, "BATANG")], 4),
+        *_line(100, [(100, "SELANGOR"), (190, "DARUL"), (250, "EHSAN")], 5),
+        *_line(120, [(100, "TEL:"), (150, "03-1234567")], 6),
+    ]
+    p = answer_with_ocr("What is the address?", words, vocabulary=vocab)
+    assert p.answer == "NO. 53, JALAN BESAR, 45600 BATANG SELANGOR DARUL EHSAN"
+    # without a state line after it, the postcode line ends the address
+    no_state = [w for w in words if w.line != 5]
+    p = answer_with_ocr("What is the address?", no_state, vocabulary=vocab)
+    assert p.answer == "NO. 53, JALAN BESAR, 45600 BATANG"
+    assert answer_with_ocr("Which company?", words, vocabulary=vocab).answer == "ACME SDN BHD"
