@@ -2,13 +2,13 @@
 
 The plan's sample and call counts are checked against real scripted runs of the same preset (the
 log's model events), the preset and its overrides against what the log records, a two-model
-sweep on one preset, and (marked `embedded`, ~1-2 min) the estimated wall time against a
-measured smoke run of the embedded model.
+sweep on one preset. How long planning takes, and the estimated wall time against a measured
+smoke run of the embedded model, are measured in bench/bench_plan.py (timed checks fail on a
+loaded machine).
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -172,17 +172,3 @@ def test_dry_run_plans_instead_of_running(tmp_path, capsys):
 def test_plan_refuses_bad_input_in_one_line(args, message, capsys):
     assert main(["plan", *args]) == 2
     assert message in capsys.readouterr().err
-
-
-@pytest.mark.embedded
-def test_estimate_within_2x_of_a_measured_embedded_smoke_run(tmp_path, capsys):
-    """EMBEDDED CHECK (~1-2 min): probe the in-process back-end, plan docval's smoke preset,
-    run it, and compare the estimated wall time with the measured one."""
-    args = ["task=docval", "preset=smoke", "model=default", "backend=transformers"]
-    (plan,), _ = make_plans([*args, "probe=on"])
-    assert plan.est_seconds is not None and "probe" in plan.time_source
-    started = time.monotonic()
-    assert main(["eval", *args, f"log_dir={tmp_path}", "display=none"]) == 0
-    measured = time.monotonic() - started
-    print(f"docval smoke: estimated {plan.est_seconds:.1f} s, measured {measured:.1f} s")
-    assert 0.5 <= plan.est_seconds / measured <= 2.0, (plan.est_seconds, measured)
