@@ -184,7 +184,7 @@ def cmd_eval(args: list[str]) -> int:
         if interrupt.stopped:
             return 130
         _print_summary(outcome, time.monotonic() - started, wide)
-        _print_undefined(undefined)
+        _print_undefined(undefined, outcome.summaries)
         return 0 if outcome.success and all(s.status == "success" for s in outcome.summaries) else 1
     # Only the chosen tasks are imported (when build_eval_config reads their parameters).
     registry = discover_tasks()
@@ -198,15 +198,15 @@ def cmd_eval(args: list[str]) -> int:
     if interrupt.stopped:
         return 130
     _print_summary(outcome, time.monotonic() - started, wide)
-    _print_undefined(undefined)
+    _print_undefined(undefined, outcome.summaries)
     return 0 if outcome.success and all(s.status == "success" for s in outcome.summaries) else 1
 
 
-def _print_undefined(messages: list[str]) -> None:
-    """The run's undefined metric values (harness.cli.undefined), in one line, if any."""
-    from harness.cli.undefined import undefined_line
+def _print_undefined(messages: list[str], summaries: list[Any]) -> None:
+    """The run's undefined (NaN) metrics and why (harness.cli.undefined), in one line, if any."""
+    from harness.cli.undefined import nan_metrics, undefined_line
 
-    if line := undefined_line(messages):
+    if line := undefined_line(messages, nan_metrics(summaries)):
         err.print(f"[yellow]{escape(line)}[/yellow]", soft_wrap=True)
 
 
@@ -280,7 +280,7 @@ def _eval_each_task(args: list[str], wide: bool) -> int:
     summaries = [s for o in outcomes for s in o.summaries]
     outcome = EvalOutcome(all(o.success for o in outcomes), summaries, outcomes[0].log_dir)
     _print_summary(outcome, time.monotonic() - started, wide)
-    _print_undefined(undefined)
+    _print_undefined(undefined, summaries)
     return 0 if outcome.success and all(s.status == "success" for s in summaries) else 1
 
 
@@ -518,7 +518,7 @@ def cmd_run_all(args: list[str]) -> int:
         wide,
     )
     _print_task_times(task_seconds, serving)
-    _print_undefined(undefined)
+    _print_undefined(undefined, summaries)
     from reports import build_report
 
     out_dir = Path(options.get("out", "reports-out"))
