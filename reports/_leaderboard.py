@@ -14,7 +14,7 @@ import numpy as np
 
 from ._compare import compare_rows
 from ._reference import match_reference
-from ._runs import Run, fmt_arg
+from ._runs import NOT_RECORDED, Run, fmt_arg
 from ._samples import SampleRow, lookup, read_sample_rows, to_float
 from ._schema import IntervalSpec, LeaderboardSchema, MetricSpec
 from ._schema import key_regex as _key_regex
@@ -268,8 +268,10 @@ def build_leaderboard(
     all_methods = {m for ms in run_methods.values() for m in ms}
     metrics = list(schema.metrics) + _extra_metrics(runs, schema, covered, all_methods, notes)
 
-    # Task arguments that vary between runs (other than the method) distinguish rows.
-    method_arg_names = set(schema.method_args)
+    # Task arguments that vary between runs (other than the method) distinguish rows; the data
+    # split is said from the log's record (`data_split`), not from the argument asked for.
+    labels_split = any(r.data_split for r in runs)
+    method_arg_names = set(schema.method_args) | ({"split"} if labels_split else set())
     varying = sorted(
         {
             k
@@ -288,6 +290,8 @@ def build_leaderboard(
     for run in runs:
         method, _ = _method_of(run, schema)
         settings = {k: fmt_arg(run.task_args.get(k, "—")) for k in varying}
+        if labels_split:
+            settings["split"] = run.split_label
         settings.update({f"role.{k}": run.model_roles.get(k, "—") for k in role_varying})
         try:
             samples = read_sample_rows(log_dir / run.path)
@@ -340,6 +344,7 @@ def build_leaderboard(
             f"{reference.path}, report.min_samples): marked, and never set "
             f"against the {reference.numbers} numbers"
         )
+    notes.extend(_split_notes(runs, labels_split, reference))
     off = [r for r in rows if r.off_protocol and not r.smoke]
     if reference is not None and off:
         notes.append(
@@ -361,6 +366,27 @@ def build_leaderboard(
     if schema.source == "generic":
         lb.notes.append("no leaderboard schema for this task: every metric in the logs is listed")
     return lb
+
+
+def _split_notes(
+    runs: list[Run], labels_split: bool, reference: ReferenceTable | None
+) -> list[str]:
+    """What the leaderboard says about data splits: runs that do not record one, and dev runs
+    kept away from the reference numbers."""
+    notes: list[str] = []
+    unrecorded = [r for r in runs if not r.data_split]
+    if unrecorded and labels_split:
+        notes.append(
+            f"{len(unrecorded)} run(s) record no data split (logs from before the task had one): "
+            f"labelled split={NOT_RECORDED}, they ran on all of the task's data"
+        )
+    dev = [r for r in runs if r.data_split == "dev"]
+    if dev and reference is not None:
+        notes.append(
+            f"{len(dev)} run(s) on the dev split (where the task's choices were made): never set "
+            f"against the {reference.numbers} numbers; a comparison uses a test or all run"
+        )
+    return notes
 
 
 def _fill_cell(

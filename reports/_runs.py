@@ -31,6 +31,8 @@ _LOG_SUFFIXES = (".eval", ".json")
 # Providers that never decode (a script or a mock answers): constrained decoding does not apply.
 _NON_DECODING = ("scripted/", "mockllm/")
 HARNESS_EVAL, INSPECT_EVAL = "harness eval", "inspect eval"
+SPLITS = ("dev", "test", "all")
+NOT_RECORDED = "all (not recorded)"
 DAMAGED = "damaged log (integrity check failed: "
 
 
@@ -74,12 +76,20 @@ class Run:
     via: str = INSPECT_EVAL
     # `harness eval preset=...`: the preset record the log carries (`harness_preset`), {} if none
     preset: dict[str, Any] = field(default_factory=dict)
+    # the data split the run used (log metadata `data_split`: dev, test or all; "" when the log
+    # does not say, i.e. it was made before the task had a split and ran on all of its data)
+    data_split: str = ""
 
     @property
     def on_paper_protocol(self) -> bool:
         """Whether the run followed the paper's protocol: `preset=paper` with nothing departing
         from it (`protocol_met`). Only such runs are set against a paper's numbers."""
         return self.preset.get("name") == "paper" and self.preset.get("protocol_met") is True
+
+    @property
+    def split_label(self) -> str:
+        """The split as the report labels it: the recorded one, else ``all (not recorded)``."""
+        return self.data_split or NOT_RECORDED
 
     @property
     def decoding(self) -> str:
@@ -90,9 +100,10 @@ class Run:
         return "off"
 
     @property
-    def key(self) -> tuple[str, str, str, str, str, str]:
-        """What identifies "the same run" for selection: a constrained run, or one with other
-        model arguments or generation settings (a grid cell), is another run."""
+    def key(self) -> tuple[str, str, str, str, str, str, str]:
+        """What identifies "the same run" for selection: a constrained run, one with other
+        model arguments or generation settings (a grid cell), or one on another data split, is
+        another run (a dev run never supersedes a test run, nor the other way round)."""
         return (
             self.task,
             self.model,
@@ -100,6 +111,7 @@ class Run:
             json.dumps(self.task_args, sort_keys=True, default=str),
             self.decoding,
             json.dumps(self.settings, sort_keys=True, default=str),
+            self.data_split,
         )
 
     @property
@@ -180,7 +192,15 @@ def run_from_header(path: str, log: EvalLog) -> Run:
         if isinstance(meta, dict) and any(str(k).startswith("harness_") for k in meta)
         else INSPECT_EVAL,
         preset=_preset(meta),
+        data_split=_data_split(meta),
     )
+
+
+def _data_split(meta: Any) -> str:
+    """The `data_split` a task records (`harness.splits.split_metadata`), "" when absent or not
+    one of dev, test, all."""
+    value = meta.get("data_split") if isinstance(meta, dict) else None
+    return value if value in SPLITS else ""
 
 
 def _preset(meta: Any) -> dict[str, Any]:
@@ -321,7 +341,7 @@ def select_runs(runs: list[Run]) -> tuple[list[Run], list[SkippedLog]]:
                 reason = f"superseded by newer complete run {chosen.name}" if chosen else "?"
             skipped.append(SkippedLog(run.path, run.task, run.model, reason))
     _label_distinct(selected)
-    selected.sort(key=lambda r: (r.task, r.model, r.key[3], r.key[5]))
+    selected.sort(key=lambda r: (r.task, r.model, r.key[3], r.key[5], r.data_split))
     return selected, skipped
 
 

@@ -26,16 +26,38 @@ def _over_datasets(lb: Leaderboard) -> bool:
     return False
 
 
+_SPLIT_RANK = {"test": 2, "all": 1, "": 1, "dev": 0}
+
+
+def _label(row: Row) -> str:
+    """The method, with the data split said when the row is not a test-split run (a run that
+    records no split is left unlabelled here; its header row says it)."""
+    if row.run.data_split not in ("dev", "all"):
+        return row.method or DASH
+    split = f"split={row.run.data_split}"
+    return f"{row.method} ({split})" if row.method else split
+
+
 def _entry(lb: Leaderboard, group: list[Row]) -> dict[str, Any]:
     head = lb.headline
-    r = max(group, key=lambda x: (x.scored, x.run.created, x.run.completed))
+    # The headline is the test split's: a test run first, then one on all the data (or one
+    # that does not record its split), a dev run only when there is nothing else.
+    r = max(
+        group,
+        key=lambda x: (
+            _SPLIT_RANK.get(x.run.data_split, 1),
+            x.scored,
+            x.run.created,
+            x.run.completed,
+        ),
+    )
     cell = r.cells.get(head.id) if head is not None else None
     value = cell.value if cell is not None and cell.present else None
     ref = reference_for_row(lb, r, head) if head is not None else None
     numbers = lb.reference.numbers if lb.reference is not None else PAPER
     return {
         "model": r.model,
-        "label": r.method or DASH,
+        "label": _label(r),
         "value": fmt_value(value, head) if head is not None else DASH,
         "ci": fmt_interval(cell, head) if cell is not None and head is not None else "",
         "raw": value,

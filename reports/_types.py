@@ -83,8 +83,9 @@ class Row:
 
     @property
     def comparable(self) -> bool:
-        """Whether this row may be set against the task's reference numbers."""
-        return not self.smoke and not self.off_protocol
+        """Whether this row may be set against the task's reference numbers: not a smoke run,
+        under the paper's protocol, and not on the dev split (where choices were made)."""
+        return not self.smoke and not self.off_protocol and self.run.data_split != "dev"
 
     @property
     def label(self) -> str:
