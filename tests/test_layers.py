@@ -100,6 +100,10 @@ INSPECT_PRIVATE_ALLOWED: dict[tuple[str, str], str] = {
         "PrerequisiteError: inspect prints this error class as a one-line message instead of "
         "a traceback; no public export"
     ),
+    ("harness.cli.undefined", "inspect_ai._display.core.results"): (
+        "task_scores: the rows of inspect's end-of-task results panel, wrapped during a harness "
+        "run to leave NaN metrics out (one row says how many); no option or hook filters them"
+    ),
     ("harness.models.scripted", "inspect_ai.log._samples"): (
         "sample_active(): the running sample's id and epoch, so a script keeps one position per "
         "sample under concurrency; no public accessor"

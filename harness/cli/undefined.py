@@ -95,7 +95,7 @@ def hide_nan_in_panel() -> Iterator[None]:
     many were left out. Patches the panel's row builder (inspect's display module) while inside;
     where that module has no such function, the panel is left as inspect draws it."""
     try:
-        from inspect_ai._display.core import results
+        import inspect_ai._display.core.results as results
     except ImportError:
         yield
         return
