@@ -5,6 +5,7 @@ degradation level, and paired differences between two runs on the same questions
     python -m tasks.docval.compare paired LOG_A LOG_B [--value anls] [--field total]
     python -m tasks.docval.compare feedback LOG [--examples 5]
     python -m tasks.docval.compare formats LOG [LOG ...]
+    python -m tasks.docval.compare split-gap LOG [--value anls] [--field total]
 
 ``paired`` matches samples by id, keeps those both runs scored (optionally one field), and
 prints mean(A) − mean(B) with its 95 % paired-bootstrap interval (2000 resamples, seed 0).
@@ -12,21 +13,30 @@ prints mean(A) − mean(B) with its 95 % paired-bootstrap interval (2000 resampl
 the pass rate per field) and prints a few of its priority-ordered fixes. ``formats`` separates
 format from skill for model runs: replies ok / truncated / format failures, the most common
 failure reasons, and ANLS and mAP over all questions and over the well-formed replies only.
+``split-gap`` takes one run on ``split=all`` and compares its dev side (the vendors every choice
+was made on) with its test side (vendors never looked at): each side's mean with a 95 %
+bootstrap interval over its vendors, and test − dev with a 95 % interval from resampling the
+vendors within each side (2000 resamples, seed 0; a vendor's receipts and questions move
+together: one vendor with six receipts is one draw, not six). Without vendors (rendered,
+docvqa) the cluster is the document.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any, cast
 
+import numpy as np
 from inspect_ai.log import read_eval_log
 
-from scorers.stats import bootstrap_mean_ci, paired_bootstrap_diff
+from scorers.stats import bootstrap_mean_ci, bootstrap_statistic_ci, paired_bootstrap_diff
 
-__all__ = ["feedback", "formats", "load_values", "main", "paired", "summary"]
+__all__ = ["feedback", "formats", "load_values", "main", "paired", "split_gap", "summary"]
 
 VALUES = ("anls", "map", "acc50", "validator_pass", "format_ok")
 
@@ -115,6 +125,63 @@ def paired(path_a: str, path_b: str, value: str = "anls", field: str | None = No
         f"A {mean_a * 100:.1f}, B {mean_b * 100:.1f}, A − B = {d.delta * 100:+.1f} "
         f"[{d.low * 100:+.1f}, {d.high * 100:+.1f}] (95 % paired bootstrap, p = {d.p_value:.4f})"
     )
+
+
+def _side_mean(
+    members: np.ndarray, test: bool, mean_of: Callable[[np.ndarray, bool], float], idx: np.ndarray
+) -> float:
+    return mean_of(members[idx], test)
+
+
+def split_gap(path: str, value: str = "anls", field: str | None = None) -> str:
+    """Dev side vs test side of one ``split=all`` run, clustered by vendor (module docstring)."""
+    _, rows = load_values(path)
+    docs: dict[str, list[float]] = defaultdict(list)
+    side: dict[str, str] = {}
+    receipts: dict[str, set[str]] = defaultdict(set)
+    for row in rows.values():
+        if (field is not None and row["field"] != field) or math.isnan(row.get(value, math.nan)):
+            continue
+        doc = str(row.get("vendor") or row.get("doc_id"))
+        if side.setdefault(doc, str(row.get("split"))) != row.get("split"):
+            raise SystemExit(f"{path}: source {doc} has questions on both sides")
+        docs[doc].append(row[value])
+        receipts[str(row.get("split"))].add(str(row.get("doc_id")))
+    if {side[d] for d in docs} != {"dev", "test"}:
+        raise SystemExit(f"{path}: needs questions on both dev and test (run it with split=all)")
+    names = sorted(docs)
+    sums = np.array([sum(docs[d]) for d in names])
+    counts = np.array([len(docs[d]) for d in names], dtype=float)
+    is_test = np.array([side[d] == "test" for d in names])
+
+    def mean_of(idx: np.ndarray, test: bool) -> float:
+        chosen = idx[is_test[idx] == test]
+        return float(sums[chosen].sum() / counts[chosen].sum())
+
+    def gap(idx: np.ndarray) -> float:
+        return mean_of(idx, True) - mean_of(idx, False)
+
+    out = []
+    for name, test in (
+        ("dev (vendors the rule was derived on)", False),
+        ("test (unseen vendors)", True),
+    ):
+        members = np.flatnonzero(is_test == test)
+        ci = bootstrap_statistic_ci(
+            functools.partial(_side_mean, members, test, mean_of), len(members)
+        )
+        label = "test" if test else "dev"
+        out.append(
+            f"{value}{f' (field={field})' if field else ''}, {name}: {_fmt(ci)} "
+            f"(n = {int(counts[members].sum())} questions, {len(receipts[label])} documents, "
+            f"{len(members)} sources)"
+        )
+    d = bootstrap_statistic_ci(gap, len(names), strata=is_test.astype(int))
+    out.append(
+        f"test − dev = {d.estimate * 100:+.1f} [{d.low * 100:+.1f}, {d.high * 100:+.1f}] "
+        "(95 % bootstrap over sources within each side)"
+    )
+    return "\n".join(out)
 
 
 _KINDS = (
@@ -231,11 +298,17 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--examples", type=int, default=5)
     fm = sub.add_parser("formats")
     fm.add_argument("logs", nargs="+")
+    g = sub.add_parser("split-gap")
+    g.add_argument("log")
+    g.add_argument("--value", default="anls", choices=[*VALUES, "iou"])
+    g.add_argument("--field")
     args = parser.parse_args(argv)
     if args.cmd == "summary":
         print(summary(args.logs, args.by))
     elif args.cmd == "formats":
         print(formats(args.logs))
+    elif args.cmd == "split-gap":
+        print(split_gap(args.log, args.value, args.field))
     elif args.cmd == "paired":
         print(paired(args.a, args.b, args.value, args.field))
     else:
