@@ -31,6 +31,7 @@ def _run_anchor_in_docker(tmp_path: Path, name: str, target: list[Any], **task_a
         "auditor": scripted("auditor", auditor, "(no auditor reply)"),
         "judge": scripted("judge", judge, '{"refused": false}'),
     }
+    task_args.setdefault("split", "all")  # the audits name scenarios of either side (issue 29)
     task = anchor(sandbox="docker", **task_args)
     task.sandbox = harness_sandbox("docker", "anchor")  # as harness eval sandbox=docker does
     [log] = eval(task, model=tgt, model_roles=roles, log_dir=str(tmp_path), display="none")
