@@ -1,7 +1,8 @@
 """Find the runs in a log directory and pick the ones a report uses.
 
 Rule (stated in the report): per (task, model, model roles, task arguments, constrained decoding,
-model arguments and generation settings) the **latest run whose status is ``success``** is used.
+model arguments and generation settings, data split) the **latest run whose status is
+``success``** is used.
 Every other log is listed as skipped with the reason: superseded by a newer complete run (or, a
 `harness eval` and an `inspect eval` run of one configuration with the same results, merged into
 one row), unfinished (``started``), cancelled, failed (``error``), damaged (its integrity check

@@ -30,10 +30,12 @@ from ._types import PAPER, Leaderboard, Row
 
 SELECTION_RULE = (
     "per (task, model, model roles, task arguments, constrained decoding, model arguments, "
-    "generation settings) the latest run with status 'success' is "
+    "generation settings, data split) the latest run with status 'success' is "
     "used; unfinished, cancelled, failed, damaged, unreadable and superseded logs are listed "
     "under Skipped logs and never mixed in; a harness eval and an inspect eval run of one "
-    "configuration with the same results are one row."
+    "configuration with the same results are one row. Runs on different data splits (dev, "
+    "test, all) are separate rows, never paired or averaged; a dev run is never set against "
+    "reference numbers."
 )
 INTERVAL_RULE = (
     "95%; percentile bootstrap over samples ({n_boot} resamples, seed {seed}) for means and corpus "
