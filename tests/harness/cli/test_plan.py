@@ -145,8 +145,9 @@ def test_a_grid_plans_each_cell():
     args = ["task=correct", "preset=paper", "grid.method=correct,binary_search", "tokens_per_s=9"]
     plans, _ = make_plans(args)
     assert [p.overrides["method"] for p in plans] == ["correct", "binary_search"]
-    assert plans[0].calls == {"model": 184, "teacher": 184}
-    assert plans[1].calls == {"model": pytest.approx(184 * 4.2)}  # ~4.2 calls per trajectory
+    # the paper preset runs split=test: the 128 trajectories whose question is on test (issue 29)
+    assert plans[0].calls == {"model": 128, "teacher": 128}
+    assert plans[1].calls == {"model": pytest.approx(128 * 4.2)}  # ~4.2 calls per trajectory
 
 
 def test_dry_run_plans_instead_of_running(tmp_path, capsys):
