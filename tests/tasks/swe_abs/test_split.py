@@ -82,3 +82,8 @@ def test_split_is_checked_and_the_smoke_run_names_its_side() -> None:
         select_instances(INSTANCES, "x", FROZEN, named=False)
     [clamp] = [i for i in INSTANCES if i.instance_id == RUN_ALL_ARGS["instances"]]
     assert RUN_ALL_ARGS["split"] == FROZEN.side(split_source(clamp)) == "dev"
+
+
+def test_a_project_filter_on_the_other_side_of_the_split_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match=r"projects=boltons\) is on split=test; pass split=dev"):
+        SweAbsConfig(projects="boltons").load()
