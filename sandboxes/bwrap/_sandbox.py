@@ -3,7 +3,6 @@ bubblewrap jail per sample running an exec server (mode="persistent") or one jai
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import errno
 import functools
@@ -34,6 +33,8 @@ from inspect_ai.util import (
 )
 from pydantic import BaseModel
 from typing_extensions import override
+
+from sandboxes._live import LiveSamples
 
 from ._cgroup import SampleCgroup, create_sample_cgroup
 from ._command import (
@@ -114,20 +115,12 @@ def effective_open_files(max_open_files: int, max_processes: int) -> int:
     return limit
 
 
-def _destroy_all_at_exit() -> None:
-    for environment in list(BwrapSandboxEnvironment._live):
-        with contextlib.suppress(Exception):
-            environment.destroy()
-
-
 @sandboxenv(name="bwrap")
-class BwrapSandboxEnvironment(SandboxEnvironment):
+class BwrapSandboxEnvironment(LiveSamples, SandboxEnvironment):
     """Agent commands isolated with bubblewrap: read-only system, private `/workspace` and `/tmp`,
     no network, own PID/IPC/UTS namespaces, an unprivileged uid without capabilities, and
     wall-time, memory, process and output limits. See sandboxes/README.md.
     """
-
-    _live: set[BwrapSandboxEnvironment] = set()
 
     def __init__(self, config: BwrapConfig, bwrap: str) -> None:
         super().__init__()
@@ -186,7 +179,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         if self.uid is None:  # RLIMIT_NPROC counts all of our uid's processes, not just these
             self._nproc += len(processes_of(os.getuid()))
         self.task_name = ""
-        BwrapSandboxEnvironment._live.add(self)
+        self.track()
         if config.mode == "persistent":
             try:
                 self._jail = self._start_jail()
@@ -300,8 +293,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         interrupted: bool,
     ) -> None:
         # `interrupted` needs no special path: destroy() SIGKILLs, it never waits on the commands
-        for environment in environments.values():
-            await anyio.to_thread.run_sync(environment.as_type(BwrapSandboxEnvironment).destroy)
+        await cls.destroy_environments(environments.values())
 
     @override
     @classmethod
@@ -309,8 +301,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         cls, task_name: str, config: SandboxEnvironmentConfigType | None, cleanup: bool
     ) -> None:
         if cleanup:  # samples whose sample_cleanup did not run
-            for environment in [e for e in cls._live if e.task_name == task_name]:
-                await anyio.to_thread.run_sync(environment.destroy)
+            await cls.destroy_task_leftovers(task_name)
         await anyio.to_thread.run_sync(reap_orphans_settled)
 
     @override
@@ -332,7 +323,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     def destroy(self) -> None:
         """Kill whatever still runs for this sample, detach its disk, delete its folders and
         cgroups. Never fails on what the sample built (see `_tree.remove_tree`)."""
-        BwrapSandboxEnvironment._live.discard(self)
+        self.untrack()
         if self._jail is not None:
             self._jail.kill()
         self._kill_leftovers()
@@ -575,6 +566,3 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     @override
     def default_polling_interval(self) -> float:
         return 0.2
-
-
-atexit.register(_destroy_all_at_exit)

@@ -13,11 +13,11 @@ the sample's permissions).
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import errno as errno_module
 import os
 import secrets
+import threading
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -37,11 +37,12 @@ from inspect_ai.util import (
 from pydantic import BaseModel
 from typing_extensions import override
 
+from sandboxes._live import LiveSamples
 from sandboxes.bwrap import NotRegularFileError
 
 from ._channel import ChannelPool, SupervisorError
 from ._config import WORKDIR, DockerConfig, config_of
-from ._engine import owner_labels, reap_stale_containers, require_docker
+from ._engine import own_containers, owner_labels, reap_stale_containers, require_docker
 from ._images import ensure_sandbox_image
 from ._seccomp import seccomp_profile
 
@@ -115,10 +116,8 @@ def _raise_for(header: dict[str, Any], file: str) -> None:
 
 
 @sandboxenv(name=PROVIDER)
-class DockerSandboxEnvironment(SandboxEnvironment):
+class DockerSandboxEnvironment(LiveSamples, SandboxEnvironment):
     """One container per sample (see the module docstring and sandboxes/README.md)."""
-
-    _live: set[DockerSandboxEnvironment] = set()
 
     def __init__(
         self, config: DockerConfig, container_id: str, uid: int, image: str, name: str = ""
@@ -133,7 +132,7 @@ class DockerSandboxEnvironment(SandboxEnvironment):
         self.task_name = ""
         self._user = f"{uid}:{uid}"
         self._channels = ChannelPool(container_id, uid, WORKDIR)
-        DockerSandboxEnvironment._live.add(self)
+        self.track()
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -184,6 +183,20 @@ class DockerSandboxEnvironment(SandboxEnvironment):
         host_config["MaskedPaths"] = list(MASKED_PATHS)
         host_config["ReadonlyPaths"] = list(READONLY_PATHS)
         name = f"icml26-sbx-{secrets.token_hex(6)}"
+        with _STARTING:
+            return cls._start(api, config, image, uid, host_config, name, task_name)
+
+    @classmethod
+    def _start(
+        cls,
+        api: Any,
+        config: DockerConfig,
+        image: str,
+        uid: int,
+        host_config: Any,
+        name: str,
+        task_name: str,
+    ) -> DockerSandboxEnvironment:
         created = api.create_container(
             image,
             command=_IDLE,
@@ -206,6 +219,19 @@ class DockerSandboxEnvironment(SandboxEnvironment):
         environment = cls(config, container_id, uid, image, name)
         environment.task_name = task_name
         return environment
+
+    @classmethod
+    def destroy_all_now(cls) -> None:
+        """At exit: every tracked sample, then every container this process labelled as its own
+        that no sample tracks yet (an interrupted start: created, not yet handed over), once the
+        starts in flight have returned (at most 10 s)."""
+        _STARTING.wait_idle(10.0)
+        super().destroy_all_now()
+        with contextlib.suppress(Exception):
+            api = require_docker().api
+            for summary in own_containers("sandbox"):
+                with contextlib.suppress(Exception):
+                    api.remove_container(summary["Id"], force=True, v=True)
 
     @override
     @classmethod
@@ -243,8 +269,7 @@ class DockerSandboxEnvironment(SandboxEnvironment):
         environments: dict[str, SandboxEnvironment],
         interrupted: bool,
     ) -> None:
-        for environment in environments.values():
-            await anyio.to_thread.run_sync(environment.as_type(DockerSandboxEnvironment).destroy)
+        await cls.destroy_environments(environments.values())
 
     @override
     @classmethod
@@ -252,8 +277,7 @@ class DockerSandboxEnvironment(SandboxEnvironment):
         cls, task_name: str, config: SandboxEnvironmentConfigType | None, cleanup: bool
     ) -> None:
         if cleanup:  # samples whose sample_cleanup did not run
-            for environment in [e for e in cls._live if e.task_name == task_name]:
-                await anyio.to_thread.run_sync(environment.destroy)
+            await cls.destroy_task_leftovers(task_name)
 
     @override
     @classmethod
@@ -277,7 +301,7 @@ class DockerSandboxEnvironment(SandboxEnvironment):
         """Remove the container (SIGKILL to everything in it, its tmpfs mounts go with it)."""
         import docker.errors
 
-        DockerSandboxEnvironment._live.discard(self)
+        self.untrack()
         self._channels.close()
         try:
             require_docker().api.remove_container(self.container_id, force=True, v=True)
@@ -429,27 +453,29 @@ class DockerSandboxEnvironment(SandboxEnvironment):
         return 0.2
 
 
+class _InFlight:
+    """How many container starts are running (in threads), and a wait until there are none."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._idle = threading.Condition()
+
+    def __enter__(self) -> None:
+        with self._idle:
+            self._count += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._idle:
+            self._count -= 1
+            self._idle.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        with self._idle:
+            return self._idle.wait_for(lambda: self._count == 0, timeout=timeout)
+
+
+_STARTING = _InFlight()
+
+
 def _gate() -> Any:
     return concurrency(PROVIDER, _exec_slots())
-
-
-def _destroy_all_at_exit() -> None:
-    """Remove every container this process still has, all at once (an interrupted run can hold
-    one per running sample; one after another took a second each)."""
-    import threading
-
-    def destroy(environment: DockerSandboxEnvironment) -> None:
-        with contextlib.suppress(Exception):
-            environment.destroy()
-
-    workers = [
-        threading.Thread(target=destroy, args=(e,), daemon=True)
-        for e in list(DockerSandboxEnvironment._live)
-    ]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(timeout=60)
-
-
-atexit.register(_destroy_all_at_exit)
