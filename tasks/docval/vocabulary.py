@@ -152,7 +152,7 @@ def build_vocabulary(docs: list[DevDocument] | None = None) -> Vocabulary:
         derived_from=(
             f"dev split only: {n_sroie} SROIE receipts of {vendors} dev vendors "
             f"(tasks/docval/splits.yaml) and {len(docs) - n_sroie} rendered dev documents; "
-            f"tokens in >= {MIN_SOURCES} sources (python -m tasks.docval.vocabulary)"
+            f"phrases and words in >= {MIN_SOURCES} sources (python -m tasks.docval.vocabulary)"
         ),
         total_labels=labels,
         total_phrases=tokens,
