@@ -15,7 +15,12 @@ pytestmark = pytest.mark.embedded
 def test_untrained_vlm_reads_the_page_image_in_process(embedded_dir, tmp_path) -> None:
     log = inspect_eval(
         docval(
-            n_docs=1, questions_per_doc=1, ocr_engine="gold", model_input="image", max_new_tokens=24
+            n_docs=1,
+            questions_per_doc=1,
+            ocr_engine="gold",
+            model_input="image",
+            max_new_tokens=24,
+            split="all",
         ),
         model="harness/default-vlm",
         display="none",
