@@ -89,6 +89,7 @@ class Interrupt:
         self._done = threading.Event()
         self._active = threading.current_thread() is threading.main_thread()
         self._uvicorn: Any = None
+        self._previous_unraisable: Any = sys.unraisablehook
 
     def __enter__(self) -> Interrupt:
         if self._active:
@@ -96,7 +97,18 @@ class Interrupt:
             self._previous = signal.getsignal(signal.SIGINT)
             signal.signal(signal.SIGINT, self._handle)
             self._uvicorn = _leave_signals_to_us()
+            self._previous_unraisable = sys.unraisablehook
+            sys.unraisablehook = self._unraisable
         return self
+
+    def _unraisable(self, report: Any) -> None:
+        # The handler's KeyboardInterrupt can land in code that cannot raise (a weakref or GC
+        # callback, e.g. the import system's module-lock cleanup): Python would print it as an
+        # "Exception ignored" traceback. It is the interrupt already said; the watchdog still
+        # ends the run within the grace period.
+        if self.count and report.exc_type is KeyboardInterrupt:
+            return
+        self._previous_unraisable(report)
 
     def __exit__(
         self,
@@ -110,6 +122,7 @@ class Interrupt:
         if self._active:
             signal.signal(signal.SIGINT, self._previous)
             _restore_uvicorn(self._uvicorn)
+            sys.unraisablehook = self._previous_unraisable
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:  # noqa: ARG002 - signal API
         self.count += 1

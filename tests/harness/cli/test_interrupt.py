@@ -119,3 +119,43 @@ def test_ctrl_c_stops_a_grid_and_its_rerun_resumes_exactly(tmp_path):
     # every question of both cells asked; the saved ones not again (at most the 2 in flight)
     assert len(set(asked)) == n  # the two cells ask the same n questions
     assert len(asked) <= 2 * n + 2, len(asked)
+
+
+def test_an_interrupt_that_lands_in_a_callback_prints_no_traceback(monkeypatch):
+    """The handler's KeyboardInterrupt can land in a callback that cannot raise (seen: the import
+    system's module-lock weakref callback under load); Python then reports it as "Exception
+    ignored ... Traceback". After a Ctrl-C that report is dropped (the watchdog ends the run);
+    before any Ctrl-C, and for other exceptions, it goes to the previous hook as usual."""
+    import gc
+    import weakref
+
+    from harness.cli.interrupt import Interrupt
+
+    class Thing:
+        pass
+
+    def unraisable_from_a_callback(exc: type[BaseException]) -> None:
+        def callback(_ref: object) -> None:
+            raise exc
+
+        thing = Thing()
+        ref = weakref.ref(thing, callback)  # noqa: F841 - kept alive until `thing` dies
+        del thing
+        gc.collect()
+
+    reported: list[type[BaseException]] = []
+
+    def record(report: object) -> None:
+        reported.append(report.exc_type)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(sys, "unraisablehook", record)
+    with Interrupt("/nonexistent", say=lambda line: None) as interrupt:
+        unraisable_from_a_callback(KeyboardInterrupt)
+        assert reported == [KeyboardInterrupt]  # no Ctrl-C yet: reported
+        interrupt.count = 1  # as after the first Ctrl-C
+        unraisable_from_a_callback(KeyboardInterrupt)
+        assert reported == [KeyboardInterrupt]  # dropped
+        unraisable_from_a_callback(ValueError)
+        assert reported == [KeyboardInterrupt, ValueError]
+        interrupt.count = 0  # leave as a run that ended normally: handlers restored
+    assert sys.unraisablehook is record
