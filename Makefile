@@ -76,9 +76,13 @@ $(SWE_ABS_STAMP): tasks/swe_abs/sdists.txt tasks/swe_abs/sandbox-requirements.tx
 run: $(STAMP) $(SWE_ABS_STAMP)
 	$(TEST_ENV) $(VENV)/bin/harness run-all
 
+# Two pytest-xdist workers, one test file each at a time (module fixtures such as swe_abs's
+# all-instances run are built once): the suite's heavy files (vLLM servers, sandboxes, the swe_abs
+# run) overlap on a 2-core machine. PYTEST_WORKERS= runs it in one process.
+PYTEST_WORKERS ?= -n 2 --dist loadfile
 test: $(STAMP) $(SWE_ABS_STAMP) docker
 	@mkdir -p .cache
-	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS)
+	$(TEST_ENV) $(PY) -m pytest $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # ruff (rules in pyproject.toml), the formatter's check, and mypy on every package of the project.
 lint: $(STAMP)
