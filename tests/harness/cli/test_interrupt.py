@@ -5,7 +5,6 @@ real SIGINTs."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._ctrl_c import ctrl_c
 from tests.conftest import REPO_ROOT
 
 FIXTURE = REPO_ROOT / "tests" / "harness" / "fixtures" / "arith_task.py"
@@ -50,22 +50,8 @@ def test_ctrl_c_stops_the_run_and_says_how_to_resume(tmp_path, task_args, signal
     log_dir = tmp_path / "logs"
     process = _start(log_dir, *task_args)
     _wait_for_samples(process, log_dir, 3.0)
-    interrupted = time.monotonic()
-    for _ in range(signals):
-        process.send_signal(signal.SIGINT)
-        time.sleep(0.5)
-    try:
-        out, err = process.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        out, err = process.communicate()
-        pytest.fail(f"the run did not stop within 30 s of Ctrl-C:\n{out[-2000:]}\n{err[-2000:]}")
-    stopped_in = time.monotonic() - interrupted
-    assert process.returncode == 130, (out[-2000:], err[-2000:])
-    assert stopped_in < 12, stopped_in
-    assert "Traceback" not in err and "ExceptionGroup" not in err, err[-3000:]
-    [line] = [x for x in err.splitlines() if x.startswith("interrupted")]
-    assert "finished and saved in" in line and "re-run the same command to resume" in line
+    out, err, line = ctrl_c(process, what="the run", signals=signals)
+    assert "finished and saved in" in line
     assert "successfully" not in out + err  # never "Completed all tasks ... successfully"
 
 
@@ -96,19 +82,8 @@ def test_ctrl_c_stops_a_grid_and_its_rerun_resumes_exactly(tmp_path):
     while len(_asked(calls)) < 4 and time.monotonic() < deadline:  # the first cell under way
         assert process.poll() is None, process.communicate()
         time.sleep(0.2)
-    interrupted = time.monotonic()
-    process.send_signal(signal.SIGINT)
-    try:
-        out, err = process.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        out, err = process.communicate()
-        pytest.fail(f"the grid did not stop within 30 s of Ctrl-C:\n{out[-2000:]}\n{err[-2000:]}")
-    assert process.returncode == 130, (out[-2000:], err[-2000:])
-    assert time.monotonic() - interrupted < 12
-    assert "Traceback" not in err and "ExceptionGroup" not in err, err[-3000:]
-    [line] = [x for x in err.splitlines() if x.startswith("interrupted")]
-    assert "finished and saved in" in line and "re-run the same command to resume" in line
+    out, err, line = ctrl_c(process, what="the grid")
+    assert "finished and saved in" in line
     assert "cell 2/2" not in out + err, out[-2000:]  # the grid does not go on to its next cell
     assert len(_asked(calls)) < n, "the first cell finished before the interrupt"
 

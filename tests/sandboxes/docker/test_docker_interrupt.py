@@ -5,13 +5,12 @@ item 6). A real harness subprocess, real SIGINTs, real containers."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import pytest
+from tests._ctrl_c import ctrl_c
 
 PROJECT = Path(__file__).resolve().parents[3]
 
@@ -40,22 +39,6 @@ def test_second_ctrl_c_removes_the_containers_in_one_line(tmp_path, docker_ok: N
         time.sleep(0.2)
     assert _own_containers(process.pid), "the run started no sample container"
     time.sleep(1.0)
-    interrupted = time.monotonic()
-    process.send_signal(signal.SIGINT)
-    time.sleep(0.3)
-    process.send_signal(signal.SIGINT)
-    try:
-        out, err = process.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        out, err = process.communicate()
-        pytest.fail(f"no stop within 60 s of two Ctrl-Cs:\n{out[-2000:]}\n{err[-2000:]}")
-    stopped_in = time.monotonic() - interrupted
-    assert process.returncode == 130, (out[-2000:], err[-3000:])
-    assert "Traceback" not in err and "ExceptionGroup" not in err, err[-3000:]
-    assert "Traceback" not in out and "ExceptionGroup" not in out, out[-3000:]
-    [line] = [x for x in err.splitlines() if x.startswith("interrupted")]
-    assert "re-run the same command to resume" in line
-    assert stopped_in < 20, stopped_in
+    ctrl_c(process, what="the docker run", signals=2, gap_s=0.3, within_s=20)
     left = _own_containers(process.pid)
     assert left == [], f"{len(left)} sample container(s) left behind: {[c['Names'] for c in left]}"
