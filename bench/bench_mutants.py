@@ -127,8 +127,7 @@ def run_mutmut(files: dict[str, bytes], workers: int | None) -> dict[str, Any]:
 
 
 async def run_ours(files: dict[str, bytes], site: str, factor: float) -> dict[str, Any]:
-    from methods.swe_abs import RUNNER_SOURCE, RunnerEnv, generate_mutants
-    from methods.swe_abs.stage_common import static_executed
+    from methods.swe_abs import RUNNER_SOURCE, RunnerEnv, generate_mutants, static_executed
     from sandboxes.bwrap import BwrapSandboxEnvironment
 
     cfg, envs, box = await _sandbox(site)

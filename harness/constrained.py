@@ -44,7 +44,7 @@ from harness.models.grammar import (
     ConstraintError,
     check_constraint,
 )
-from methods.common.answer_format import AnswerFormat as MethodFormat
+from methods.common import AnswerFormat as MethodFormat
 
 #: Set by `harness eval constrained=on|off` for the run (read when a task builds its request).
 CONSTRAINED_ENV = "HARNESS_CONSTRAINED"

@@ -346,6 +346,20 @@ def test_no_package_has_an_import_circle():
         warnings.warn(f"known import circle: {' -> '.join(circle)}", stacklevel=1)
 
 
+def test_every_methods_package_keeps_its_code_in_private_modules():
+    """One privacy rule for `methods/` (issue 28 item 5): a package's public API is its
+    `__init__`; every other module and subpackage is `_private`."""
+    public = sorted(
+        str(path.relative_to(REPO_ROOT))
+        for package in (REPO_ROOT / "methods").iterdir()
+        if (package / "__init__.py").is_file()
+        for path in package.iterdir()
+        if not path.name.startswith(("_", "."))
+        and (path.suffix == ".py" or (path / "__init__.py").is_file())
+    )
+    assert public == [], f"public modules in methods/ (rename to _name): {public}"
+
+
 def test_the_harness_app_is_the_cli_folder():
     app = REPO_ROOT / "harness" / "cli"
     assert (app / "__init__.py").is_file() and HARNESS_APP == "harness.cli"

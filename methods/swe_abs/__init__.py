@@ -1,14 +1,14 @@
 """SWE-ABS (ICML 2026): adversarial strengthening of a benchmark's tests, as plain Python.
 
-Diff parsing (:mod:`.diff`), the gold patch's program slice (:mod:`.slicing`), operator mutants
-with mutmut's families (:mod:`.mutation`), SWE-bench and SWE-ABS grading (:mod:`.grading`),
-re-ranking (:mod:`.rerank`), the instance format (:mod:`.instance`), the sandbox workspace and
-the warm runner that executes inside it (:mod:`.workspace`, :mod:`.jail`), the model roles'
-prompts (:mod:`.prompts`) and the per-instance pipeline (:mod:`.pipeline`). No inspect imports:
+Diff parsing (:mod:`._diff`), the gold patch's program slice (:mod:`._slicing`), operator mutants
+with mutmut's families (:mod:`._mutation`), SWE-bench and SWE-ABS grading (:mod:`._grading`),
+re-ranking (:mod:`._rerank`), the instance format (:mod:`._instance`), the sandbox workspace and
+the warm runner that executes inside it (:mod:`._workspace`, :mod:`._jail`), the model roles'
+prompts (:mod:`._prompts`) and the per-instance pipeline (:mod:`._pipeline`). No inspect imports:
 the sandbox and the models come in as plain objects and callables.
 """
 
-from methods.swe_abs.diff import (
+from methods.swe_abs._diff import (
     FilePatch,
     Hunk,
     PatchError,
@@ -18,8 +18,8 @@ from methods.swe_abs.diff import (
     make_patch,
     parse_patch,
 )
-from methods.swe_abs.grading import abs_failures, flaky_tests, swebench_grade
-from methods.swe_abs.instance import (
+from methods.swe_abs._grading import abs_failures, flaky_tests, swebench_grade
+from methods.swe_abs._instance import (
     Candidate,
     DifferentialSpec,
     Instance,
@@ -27,8 +27,8 @@ from methods.swe_abs.instance import (
     instance_from_record,
     instance_to_record,
 )
-from methods.swe_abs.mutation import FAMILIES, Mutant, bytecode_equivalent, generate_mutants
-from methods.swe_abs.pipeline import (
+from methods.swe_abs._mutation import FAMILIES, Mutant, bytecode_equivalent, generate_mutants
+from methods.swe_abs._pipeline import (
     CandidateVerdict,
     InstanceOutcome,
     PipelineConfig,
@@ -36,16 +36,25 @@ from methods.swe_abs.pipeline import (
     Strengthener,
     TextGen,
 )
-from methods.swe_abs.prompts import (
+from methods.swe_abs._prompts import (
     JUDGE_FORMAT,
     extract_diff,
     extract_python,
     parse_judge,
     replace_functions,
 )
-from methods.swe_abs.rerank import Reranking, ordinal_ranks, rerank, sensitivity, spearman
-from methods.swe_abs.slicing import MustCover, analyse_source, coverage_rate, must_cover
-from methods.swe_abs.workspace import (
+from methods.swe_abs._rerank import (
+    Reranking,
+    SensitivityResult,
+    ordinal_ranks,
+    rerank,
+    sensitivity,
+    spearman,
+)
+from methods.swe_abs._slicing import MustCover, analyse_source, coverage_rate, must_cover
+from methods.swe_abs._solving import solve_instance
+from methods.swe_abs._stage_common import static_executed
+from methods.swe_abs._workspace import (
     RUNNER_SOURCE,
     RunnerEnv,
     RunnerError,
@@ -55,6 +64,9 @@ from methods.swe_abs.workspace import (
 )
 
 __all__ = [
+    "SensitivityResult",
+    "solve_instance",
+    "static_executed",
     "FAMILIES",
     "RUNNER_SOURCE",
     "Candidate",

@@ -30,10 +30,15 @@ from typing import Any
 
 import yaml
 
-from methods.swe_abs import RUNNER_SOURCE, RunnerEnv, tar_files
-from methods.swe_abs.diff import apply_patch, make_patch
-from methods.swe_abs.instance import instance_from_record
-from methods.swe_abs.prompts import replace_functions
+from methods.swe_abs import (
+    RUNNER_SOURCE,
+    RunnerEnv,
+    apply_patch,
+    instance_from_record,
+    make_patch,
+    replace_functions,
+    tar_files,
+)
 from tasks.swe_abs.fetch import require_site, sdist_archive
 from tasks.swe_abs.sdist_tree import sdist_digest, sdist_files
 

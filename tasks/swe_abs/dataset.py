@@ -1,6 +1,6 @@
 """SWE-bench records → inspect Samples.
 
-Two sources, one record format (SWE-bench's fields, see ``methods.swe_abs.instance``):
+Two sources, one record format (SWE-bench's fields, see ``methods.swe_abs._instance``):
 
 - the bundled offline instances (``data/instances.jsonl``): real functions of pinned sdists
   whose own pytest suites run offline; their base trees are rebuilt from the cached sdist and the

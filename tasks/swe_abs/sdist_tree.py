@@ -13,7 +13,7 @@ import tarfile
 from functools import lru_cache
 from pathlib import Path
 
-from methods.swe_abs.diff import PatchError, apply_patch
+from methods.swe_abs import PatchError, apply_patch
 from tasks.swe_abs.fetch import sdist_archive
 
 _SKIP_PARTS = {"__pycache__", ".git", ".tox", ".eggs", "docs", "doc", "benchmark", "examples"}

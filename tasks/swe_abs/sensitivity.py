@@ -20,8 +20,7 @@ import json
 from pathlib import Path
 
 from harness.data import data_path
-from methods.swe_abs import sensitivity
-from methods.swe_abs.rerank import SensitivityResult
+from methods.swe_abs import SensitivityResult, sensitivity
 
 FILE = "swebench_verified/leaderboards_bashonly_top10_plus_verified.json"
 HOW_TO_GET = (

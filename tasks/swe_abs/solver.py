@@ -25,8 +25,8 @@ from methods.swe_abs import (
     TextGen,
     Workspace,
     check_patch,
+    solve_instance,
 )
-from methods.swe_abs.solving import solve_instance
 from tasks.swe_abs.sdist_tree import base_tree
 
 SITE_IN_SANDBOX = "/tmp/swe_abs_site"

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from methods.swe_abs.pipeline import InstanceOutcome, Strengthener
+from methods.swe_abs._pipeline import InstanceOutcome, Strengthener
 
 
 def _bare() -> Strengthener:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from methods.swe_abs.diff import PatchError, apply_patch, check_patch, make_patch, parse_patch
+from methods.swe_abs._diff import PatchError, apply_patch, check_patch, make_patch, parse_patch
 
 OLD = "a\nb\nc\nd\ne\n"
 NEW = "a\nb\nX\nd\ne\nf\n"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from methods.swe_abs.grading import abs_failures, flaky_tests, swebench_grade
+from methods.swe_abs._grading import abs_failures, flaky_tests, swebench_grade
 
 
 def test_swebench_counts_passed_and_xfail_as_pass_and_missing_as_fail():

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from methods.swe_abs.instance import InstanceFormatError, instance_from_record, instance_to_record
+from methods.swe_abs._instance import InstanceFormatError, instance_from_record, instance_to_record
 
 GOLD = "--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
 TESTS = (

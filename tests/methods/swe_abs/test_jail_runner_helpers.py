@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from methods.swe_abs.jail import child, glue, job_explore, plan, swap, values
+from methods.swe_abs._jail import child, glue, job_explore, plan, swap, values
 
 
 def test_normalise_materialises_iterators_and_keeps_values():
@@ -92,7 +92,7 @@ def test_greedy_selection_prefers_new_lines_then_new_features():
 
 
 def test_emitted_tests_are_plain_code():
-    from methods.swe_abs.jail.calls import Caller, Unexpressible, emit_test
+    from methods.swe_abs._jail.calls import Caller, Unexpressible, emit_test
 
     spec = {"setup": "import math", "call": "math.floor(x)", "args": {"x": "st.integers()"}}
     caller = Caller(spec)

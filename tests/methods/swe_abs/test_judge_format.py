@@ -20,7 +20,7 @@ def test_judge_replies_under_the_format_always_parse(embedded_dir) -> None:
 
 
 def test_the_pipeline_passes_the_format_to_generators_that_take_it() -> None:
-    from methods.swe_abs.pipeline import Strengthener
+    from methods.swe_abs._pipeline import Strengthener
 
     got: list[object] = []
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from methods.swe_abs.mutation import (
+from methods.swe_abs._mutation import (
     FAMILIES,
     bytecode_equivalent,
     changed_functions,

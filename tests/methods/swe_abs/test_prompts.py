@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from methods.swe_abs.prompts import (
+from methods.swe_abs._prompts import (
     code_blocks,
     extract_diff,
     extract_python,

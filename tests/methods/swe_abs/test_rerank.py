@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from scipy.stats import spearmanr
 
-from methods.swe_abs.rerank import ordinal_ranks, rerank, sensitivity, spearman
+from methods.swe_abs._rerank import ordinal_ranks, rerank, sensitivity, spearman
 
 PAPER = json.loads((Path(__file__).parent / "swe_abs_leaderboard_30.json").read_text())["data"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from methods.swe_abs.slicing import analyse_source, coverage_rate, must_cover, program_slice
+from methods.swe_abs._slicing import analyse_source, coverage_rate, must_cover, program_slice
 
 SRC = '''import os
 X = 1

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from methods.swe_abs.diff import check_patch
-from methods.swe_abs.grading import abs_failures, flaky_tests, swebench_grade
-from methods.swe_abs.instance import Candidate
-from methods.swe_abs.jail.values import NORMALISE_SOURCE
-from methods.swe_abs.outcome import CandidateVerdict
-from methods.swe_abs.stage_common import StageBase
-from methods.swe_abs.workspace import RunnerError
+from methods.swe_abs._diff import check_patch
+from methods.swe_abs._grading import abs_failures, flaky_tests, swebench_grade
+from methods.swe_abs._instance import Candidate
+from methods.swe_abs._jail.values import NORMALISE_SOURCE
+from methods.swe_abs._outcome import CandidateVerdict
+from methods.swe_abs._stage_common import StageBase
+from methods.swe_abs._workspace import RunnerError
 
 NEW_TESTS_HEADER = "import pytest\n" + NORMALISE_SOURCE
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import methods.swe_abs.prompts as prompts
+import methods.swe_abs._prompts as prompts
 from methods.common import AnswerFormat, takes_answer_format
-from methods.swe_abs.diff import make_patch, parse_patch
-from methods.swe_abs.mutation import Mutant, bytecode_equivalent
-from methods.swe_abs.outcome import MutantRecord, NewTest, TextGen
-from methods.swe_abs.stage_common import (
+from methods.swe_abs._diff import make_patch, parse_patch
+from methods.swe_abs._mutation import Mutant, bytecode_equivalent
+from methods.swe_abs._outcome import MutantRecord, NewTest, TextGen
+from methods.swe_abs._stage_common import (
     StageBase,
     covered_lines,
     enclosing_function,

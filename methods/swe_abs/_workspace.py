@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from methods.swe_abs.diff import apply_patch
-from methods.swe_abs.instance import Instance
+from methods.swe_abs._diff import apply_patch
+from methods.swe_abs._instance import Instance
 
-_JAIL = Path(__file__).resolve().parent / "jail"
+_JAIL = Path(__file__).resolve().parent / "_jail"
 _JAIL_MAIN = (
     "import sys\n\nfrom swe_abs_jail.main import main\n\nraise SystemExit(main(sys.argv[1]))\n"
 )
@@ -41,7 +41,7 @@ def _runner_archive() -> bytes:
 
 
 RUNNER_SOURCE: bytes = _runner_archive()
-"""The warm runner as shipped to the sandbox (``runner.py``, a zip archive of :mod:`.jail`)."""
+"""The warm runner as shipped to the sandbox (``runner.py``, a zip archive of :mod:`._jail`)."""
 
 
 class ExecResultLike(Protocol):
@@ -161,7 +161,7 @@ class Workspace:
 
     async def _read_sources(self) -> None:
         """The texts of every file a patch of the instance touches, read from ``source_dir``."""
-        from methods.swe_abs.diff import PatchError, parse_patch
+        from methods.swe_abs._diff import PatchError, parse_patch
 
         inst = self.instance
         paths: set[str] = set()

@@ -28,8 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from methods.swe_abs.jail.swap import code_key
-from methods.swe_abs.mutation_operators import (
+from methods.swe_abs._jail.swap import code_key
+from methods.swe_abs._mutation_operators import (
     FAMILIES,
     NEVER_FUNCTIONS,
     Collector,
@@ -80,7 +80,7 @@ class Mutant:
         return out
 
     def patch(self, original: str) -> str:
-        from methods.swe_abs.diff import make_patch
+        from methods.swe_abs._diff import make_patch
 
         return make_patch(self.path, original, self.source)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-import methods.swe_abs.prompts as prompts
-from methods.swe_abs.diff import check_patch, make_patch, parse_patch
+import methods.swe_abs._prompts as prompts
+from methods.swe_abs._diff import check_patch, make_patch, parse_patch
 
 TestFeedback = Callable[[str], Awaitable[str | None]]
 """patch → None when the repository's own tests pass, else a short failure report."""

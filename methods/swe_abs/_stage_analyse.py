@@ -9,20 +9,20 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from methods.swe_abs.diff import check_patch
-from methods.swe_abs.grading import flaky_tests, swebench_grade
-from methods.swe_abs.instance import Candidate
-from methods.swe_abs.mutation import Mutant, bytecode_equivalent, generate_mutants
-from methods.swe_abs.outcome import MutantRecord
-from methods.swe_abs.slicing import MustCover
-from methods.swe_abs.stage_common import (
+from methods.swe_abs._diff import check_patch
+from methods.swe_abs._grading import flaky_tests, swebench_grade
+from methods.swe_abs._instance import Candidate
+from methods.swe_abs._mutation import Mutant, bytecode_equivalent, generate_mutants
+from methods.swe_abs._outcome import MutantRecord
+from methods.swe_abs._slicing import MustCover
+from methods.swe_abs._stage_common import (
     StageBase,
     failed_tests,
     generated_test_name,
     mutate_lines,
     static_executed,
 )
-from methods.swe_abs.workspace import RunnerError
+from methods.swe_abs._workspace import RunnerError
 
 
 class AnalyseStage(StageBase):

@@ -83,7 +83,7 @@ class Instance:
 
     def test_files(self) -> list[str]:
         """The test files SWE-bench runs: those the test patch touches."""
-        from methods.swe_abs.diff import parse_patch
+        from methods.swe_abs._diff import parse_patch
 
         if not self.test_patch.strip():
             files = {t.split("::", 1)[0] for t in (*self.fail_to_pass, *self.pass_to_pass)}
@@ -130,7 +130,7 @@ def instance_from_record(record: Mapping[str, Any], *, where: str = "record") ->
         _str(record, key, where)
     if not _str(record, "patch", where).strip():
         raise InstanceFormatError(f"{where}: field 'patch' (the gold patch) is empty")
-    from methods.swe_abs.diff import PatchError, parse_patch
+    from methods.swe_abs._diff import PatchError, parse_patch
 
     for key in ("patch", "test_patch", "removed_tests_patch"):
         text = record.get(key) or ""

@@ -6,12 +6,12 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from methods.swe_abs.diff import parse_patch
-from methods.swe_abs.instance import Instance
-from methods.swe_abs.mutation import Mutant
-from methods.swe_abs.outcome import InstanceOutcome, MutantRecord, NewTest, PipelineConfig, Roles
-from methods.swe_abs.slicing import MustCover, analyse_source, coverage_rate
-from methods.swe_abs.workspace import Workspace
+from methods.swe_abs._diff import parse_patch
+from methods.swe_abs._instance import Instance
+from methods.swe_abs._mutation import Mutant
+from methods.swe_abs._outcome import InstanceOutcome, MutantRecord, NewTest, PipelineConfig, Roles
+from methods.swe_abs._slicing import MustCover, analyse_source, coverage_rate
+from methods.swe_abs._workspace import Workspace
 
 
 def source_files(patch: str) -> list[str]:

@@ -3,7 +3,7 @@ validation → re-evaluation of the candidate patches.
 
 Stages as in the paper (notes on ``OpenAgentEval/SWE-ABS``):
 
-0. must-cover lines of the gold patch (:mod:`methods.swe_abs.slicing`);
+0. must-cover lines of the gold patch (:mod:`methods.swe_abs._slicing`);
 1. coverage-driven test generation — the model under test as test writer, shown the slice lines
    no test executes (phases: write → gold validation → coverage fix, up to ``retries`` tries
    each), and/or the model-free explorer (Hypothesis inputs that reach uncovered slice lines,
@@ -28,9 +28,9 @@ import time
 from dataclasses import asdict
 from typing import Any
 
-from methods.swe_abs.diff import parse_patch
-from methods.swe_abs.mutation import Mutant
-from methods.swe_abs.outcome import (
+from methods.swe_abs._diff import parse_patch
+from methods.swe_abs._mutation import Mutant
+from methods.swe_abs._outcome import (
     CandidateVerdict,
     InstanceOutcome,
     MutantRecord,
@@ -39,12 +39,12 @@ from methods.swe_abs.outcome import (
     Roles,
     TextGen,
 )
-from methods.swe_abs.slicing import MustCover, must_cover
-from methods.swe_abs.stage_analyse import AnalyseStage
-from methods.swe_abs.stage_common import Budget, source_files
-from methods.swe_abs.stage_model import ModelStages
-from methods.swe_abs.stage_validate import NEW_TESTS_HEADER, ValidateStage
-from methods.swe_abs.workspace import Workspace
+from methods.swe_abs._slicing import MustCover, must_cover
+from methods.swe_abs._stage_analyse import AnalyseStage
+from methods.swe_abs._stage_common import Budget, source_files
+from methods.swe_abs._stage_model import ModelStages
+from methods.swe_abs._stage_validate import NEW_TESTS_HEADER, ValidateStage
+from methods.swe_abs._workspace import Workspace
 
 __all__ = [
     "NEW_TESTS_HEADER",
