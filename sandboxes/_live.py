@@ -15,7 +15,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import threading
-from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import anyio
@@ -54,17 +53,38 @@ class LiveSamples:
     def live(cls) -> list[Any]:
         return list(cls._live)
 
+    # inspect's SandboxEnvironment cleanup hooks, the same for both providers (this mixin comes
+    # first in their bases, so these override SandboxEnvironment's)
     @classmethod
-    async def destroy_environments(cls, environments: Iterable[Any]) -> None:
-        """`sample_cleanup`: destroy each environment, off the event loop."""
-        for environment in environments:
+    async def sample_cleanup(  # noqa: PLR0913 - inspect's signature
+        cls,
+        task_name: str,  # noqa: ARG003 - inspect's signature
+        config: Any,  # noqa: ARG003
+        environments: dict[str, Any],
+        interrupted: bool,  # noqa: ARG003
+    ) -> None:
+        """Destroy the sample's environments, off the event loop. `interrupted` needs no path of
+        its own: `destroy()` kills, it never waits on the commands."""
+        for environment in environments.values():
             await anyio.to_thread.run_sync(environment.as_type(cls).destroy)
 
     @classmethod
-    async def destroy_task_leftovers(cls, task_name: str) -> None:
-        """`task_cleanup(cleanup=True)`: the task's samples whose `sample_cleanup` did not run."""
-        for environment in [e for e in cls._live if e.task_name == task_name]:
-            await anyio.to_thread.run_sync(environment.destroy)
+    async def task_cleanup(
+        cls,
+        task_name: str,
+        config: Any,  # noqa: ARG003 - inspect's signature
+        cleanup: bool,
+    ) -> None:
+        """With `cleanup`, the task's samples whose `sample_cleanup` did not run; then the
+        provider's own sweep (`after_task`)."""
+        if cleanup:
+            for environment in [e for e in cls._live if e.task_name == task_name]:
+                await anyio.to_thread.run_sync(environment.destroy)
+        await anyio.to_thread.run_sync(cls.after_task)
+
+    @classmethod
+    def after_task(cls) -> None:
+        """What a provider sweeps once a task has ended (blocking; default: nothing)."""
 
     @classmethod
     def destroy_all_now(cls) -> None:

@@ -283,26 +283,10 @@ class BwrapSandboxEnvironment(LiveSamples, SandboxEnvironment):
         environment.task_name = task_name
         return {"default": environment}
 
-    @override
     @classmethod
-    async def sample_cleanup(
-        cls,
-        task_name: str,
-        config: SandboxEnvironmentConfigType | None,
-        environments: dict[str, SandboxEnvironment],
-        interrupted: bool,
-    ) -> None:
-        # `interrupted` needs no special path: destroy() SIGKILLs, it never waits on the commands
-        await cls.destroy_environments(environments.values())
-
-    @override
-    @classmethod
-    async def task_cleanup(
-        cls, task_name: str, config: SandboxEnvironmentConfigType | None, cleanup: bool
-    ) -> None:
-        if cleanup:  # samples whose sample_cleanup did not run
-            await cls.destroy_task_leftovers(task_name)
-        await anyio.to_thread.run_sync(reap_orphans_settled)
+    def after_task(cls) -> None:
+        """Processes of this task's samples that escaped their jail's kill (LiveSamples)."""
+        reap_orphans_settled()
 
     @override
     @classmethod

@@ -262,25 +262,6 @@ class DockerSandboxEnvironment(LiveSamples, SandboxEnvironment):
 
     @override
     @classmethod
-    async def sample_cleanup(
-        cls,
-        task_name: str,
-        config: SandboxEnvironmentConfigType | None,
-        environments: dict[str, SandboxEnvironment],
-        interrupted: bool,
-    ) -> None:
-        await cls.destroy_environments(environments.values())
-
-    @override
-    @classmethod
-    async def task_cleanup(
-        cls, task_name: str, config: SandboxEnvironmentConfigType | None, cleanup: bool
-    ) -> None:
-        if cleanup:  # samples whose sample_cleanup did not run
-            await cls.destroy_task_leftovers(task_name)
-
-    @override
-    @classmethod
     async def cli_cleanup(cls, id: str | None) -> None:
         """`inspect sandbox cleanup docker_api [id]`: one container, or every container whose
         harness process has died."""
