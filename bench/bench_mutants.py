@@ -29,11 +29,9 @@ from __future__ import annotations
 import argparse
 import ast
 import asyncio
-import io
 import json
 import re
 import sys
-import tarfile
 import time
 from pathlib import Path
 from typing import Any
@@ -52,17 +50,6 @@ also_copy = ["toolz.egg-info"]
 """
 _KILLED = {1, 3, 36, -24, 24, 152, 255}  # mutmut: killed, and its timeout codes
 _SURVIVED = {0, 5, 33}  # survived, and "no tests"
-
-
-def _tar(files: dict[str, bytes], root: str) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for path, data in sorted(files.items()):
-            info = tarfile.TarInfo(f"{root}/{path}")
-            info.size = len(data)
-            info.mode = 0o644
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
 
 
 def _key(func: ast.FunctionDef, name: str) -> str:
@@ -127,12 +114,18 @@ def run_mutmut(files: dict[str, bytes], workers: int | None) -> dict[str, Any]:
 
 
 async def run_ours(files: dict[str, bytes], site: str, factor: float) -> dict[str, Any]:
-    from methods.swe_abs import RUNNER_SOURCE, RunnerEnv, generate_mutants, static_executed
+    from methods.swe_abs import (
+        RUNNER_SOURCE,
+        RunnerEnv,
+        generate_mutants,
+        static_executed,
+        tar_files,
+    )
     from sandboxes.bwrap import BwrapSandboxEnvironment
 
     cfg, envs, box = await _sandbox(site)
     try:
-        await box.write_file("/workspace/t.tar", _tar(files, "toolz"))
+        await box.write_file("/workspace/t.tar", tar_files(files, "toolz"))
         await box.exec(["tar", "xf", "t.tar"], cwd="/workspace")
         await box.write_file("/workspace/runner.py", RUNNER_SOURCE)
         env = RunnerEnv(pythonpath=(site,)).environment()

@@ -38,9 +38,6 @@ class LiveSamples:
         cls._live = set()
         atexit.register(cls.destroy_all_now)
 
-    def destroy(self) -> None:
-        raise NotImplementedError
-
     def track(self) -> None:
         """Count this sample as live (from its constructor)."""
         type(self)._live.add(self)
