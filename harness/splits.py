@@ -98,6 +98,28 @@ class SourceSplit:
         chosen = check_split(split, task=self.task)
         return [item for item in items if self.keeps(source_of(item), chosen)]
 
+    def recorded_split(self, sources: Iterable[str], split: str) -> SplitName:
+        """The split a run over `sources` is labelled with when it was asked for `split`: the
+        side its data is on (``all`` for a mix) whenever some source lies off `split`'s side
+        (a dataset or instance named on its own), so dev data is never labelled test."""
+        chosen = check_split(split, task=self.task)
+        sides = {self.side(s) for s in sources}
+        if chosen == "all" or not sides or sides == {chosen}:
+            return chosen
+        return "all" if len(sides) > 1 else sides.pop()
+
+    def off_side_note(self, source: str, split: str, named: str, *, verb: str = "is") -> str | None:
+        """The run's note when `source`, reached through something named on its own (`named`:
+        "dataset=wbc", "instances of django/django"), is off `split`'s side; else None."""
+        side = self.side(source)
+        if split == "all" or side == split:
+            return None
+        return (
+            f"{named} {verb} on the {side} side of the frozen split "
+            f"(tasks/{self.task}/splits.yaml), not split={split}: the run is labelled by the "
+            "split its data is on"
+        )
+
     def unseen(self, sources: Iterable[str]) -> list[str]:
         """The sources neither frozen list names (placed by the hash rule)."""
         return sorted({s for s in sources if s not in self.dev and s not in self.test})

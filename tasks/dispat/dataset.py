@@ -302,21 +302,16 @@ def select_datasets(spec: str, split: str, frozen: SourceSplit) -> DatasetSelect
             names.extend(n for n in group if frozen.keeps(split_source(n), chosen))
         elif part:
             names.append(part)
-            side = frozen.side(split_source(dataset_name(part)))
-            if chosen != "all" and side != chosen:
-                notes.append(
-                    f"dataset={part} is on the {side} side of the frozen split "
-                    f"(tasks/dispat/splits.yaml), not split={chosen}: the run is labelled by "
-                    "the split its data is on"
-                )
+            note = frozen.off_side_note(
+                split_source(dataset_name(part)), chosen, named=f"dataset={part}"
+            )
+            if note is not None:
+                notes.append(note)
     if not names:
         raise ValueError(f"dispat: dataset={spec!r} selects no dataset on split={chosen}")
     names = list(dict.fromkeys(names))
     sides = {n: frozen.side(split_source(dataset_name(n))) for n in names}
-    recorded: SplitName = chosen
-    if notes:
-        found = set(sides.values())
-        recorded = "all" if len(found) > 1 else found.pop()
+    recorded = frozen.recorded_split((split_source(dataset_name(n)) for n in names), chosen)
     return DatasetSelection(names, recorded, sides, notes)
 
 

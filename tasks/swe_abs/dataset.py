@@ -121,21 +121,15 @@ def select_instances(
     if named:
         kept = list(loaded)
         for project in sorted({split_source(i) for i in kept}):
-            side = frozen.side(project)
-            if chosen != "all" and side != chosen:
-                notes.append(
-                    f"instances of {project} are on the {side} side of the frozen split "
-                    f"(tasks/swe_abs/splits.yaml), not split={chosen}: the run is labelled by "
-                    "the split its data is on"
-                )
+            note = frozen.off_side_note(
+                project, chosen, named=f"instances of {project}", verb="are"
+            )
+            if note is not None:
+                notes.append(note)
     else:
         kept = frozen.select(loaded, split_source, chosen)
     projects = {p: frozen.side(p) for p in sorted({split_source(i) for i in kept})}
-    recorded: SplitName = chosen
-    if notes:
-        sides = set(projects.values())
-        recorded = "all" if len(sides) > 1 else sides.pop()
-    return InstanceSelection(kept, recorded, projects, notes)
+    return InstanceSelection(kept, frozen.recorded_split(projects, chosen), projects, notes)
 
 
 def record_to_sample(record: Mapping[str, Any], *, where: str = "record") -> Sample:

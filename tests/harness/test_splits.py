@@ -81,3 +81,16 @@ def test_check_split_and_metadata() -> None:
     split = SourceSplit("t", "vendor", 0.5, dev=frozenset(), test=frozenset())
     assert split_metadata("test", split) == {"data_split": "test", "data_split_unit": "vendor"}
     assert split_metadata("all", None) == {"data_split": "all", "data_split_unit": ""}
+
+
+def test_recorded_split_is_the_side_the_data_is_on() -> None:
+    split = SourceSplit("t", "u", 0.5, dev=frozenset({"a", "c"}), test=frozenset({"b"}))
+    assert split.recorded_split(["b"], "test") == "test"
+    assert split.recorded_split(["a"], "test") == "dev"  # a dev source named under split=test
+    assert split.recorded_split(["a", "b"], "test") == "all"  # a mix
+    assert split.recorded_split(["a", "b"], "all") == "all"
+    assert split.recorded_split([], "dev") == "dev"
+    assert split.off_side_note("b", "test", "x=b") is None
+    assert split.off_side_note("a", "all", "x=a") is None
+    note = split.off_side_note("a", "test", "x=a")
+    assert note is not None and "x=a is on the dev side" in note and "tasks/t/splits.yaml" in note
