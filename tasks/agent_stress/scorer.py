@@ -86,7 +86,11 @@ def _fault_verdict(
             problems.append(f"the connection attempts did not run ({outcome}: {stdout!r})")
     elif kind == "killed_mid_command":
         if not r.get("killed_from_outside"):
-            problems.append("the fault was not planted: the command's processes were not found")
+            error = f": {r['error']}" if r.get("error") else ""
+            problems.append(
+                "the fault was not planted: the command's processes were not found before it "
+                f"returned ({outcome} after {float(r.get('seconds', 0.0)):.1f}s{error})"
+            )
         if outcome == "ok" or "SURVIVED" in stdout:
             problems.append("the command survived the kill")
     if kind == "ignore_sigterm":

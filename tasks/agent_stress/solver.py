@@ -123,8 +123,9 @@ class _Recorder:
         op = expected if as_asked else None  # a call not asked for: nothing to plant or check
         op_tag = f"{self.tag}:{index}"
         outside: asyncio.Task[int] | None = None
+        seen_running = asyncio.Event()
         if op is not None and op.kill_from_outside:
-            outside = asyncio.ensure_future(_kill_when_running(op_tag))
+            outside = asyncio.ensure_future(_kill_when_running(op_tag, seen_running))
         started = time.time()
         t0 = time.perf_counter()
         record = _record(
@@ -145,8 +146,10 @@ class _Recorder:
             reply = f"[{record['outcome']}] {type(ex).__name__}: {ex}"[:2000]
         record["seconds"] = time.perf_counter() - t0
         if outside is not None:
-            if not outside.done():  # the call returned before the command was seen running
-                outside.cancel()
+            # the kill itself makes the call return, often before the killing thread's result
+            # reaches the loop: once the command was seen running, let the kill finish and count
+            if not outside.done() and not seen_running.is_set():
+                outside.cancel()  # the call returned before the command was seen running
             with contextlib.suppress(asyncio.CancelledError):
                 record["killed_from_outside"] = await outside
             record.setdefault("killed_from_outside", 0)
@@ -164,11 +167,13 @@ def _matches(op: Op, stdout: str, sha256: str | None) -> bool:
     return op.sha256 is None or op.sha256 == sha256
 
 
-async def _kill_when_running(op_tag: str) -> int:
+async def _kill_when_running(op_tag: str, seen_running: asyncio.Event) -> int:
     """From the host: wait until the command is running (it may first queue for inspect's
-    subprocess gate), then SIGKILL all of it. Cancelled when the call returns first."""
+    subprocess gate), then SIGKILL all of it. Cancelled when the call returns before the command
+    was seen running (`seen_running` set)."""
     while True:
         if await asyncio.to_thread(tagged_processes, op_tag):
+            seen_running.set()
             await asyncio.sleep(0.5)  # mid-command
             return await asyncio.to_thread(kill_tagged, op_tag)
         await asyncio.sleep(_OUTSIDE_POLL_S)
