@@ -15,6 +15,12 @@ from . import docker as docker  # registers the `docker_api` sandbox with inspec
 COMPOSE_FILE = Path(__file__).resolve().parent / "docker" / "compose.yaml"
 
 
+def compose_docker_spec() -> Any:
+    """A task's own `sandbox="docker"`: inspect's compose-based `docker` provider with the
+    project's compose file (its limits), or inspect's default container where the file is gone."""
+    return ("docker", str(COMPOSE_FILE)) if COMPOSE_FILE.exists() else "docker"
+
+
 def harness_sandbox(kind: str | None, task_name: str) -> Any:
     """The sandbox spec `harness eval sandbox=<kind>` gives a task, where the harness chooses it
     rather than the task: `docker` → the `docker_api` provider with the limits of the task's
@@ -36,4 +42,4 @@ def harness_sandbox(kind: str | None, task_name: str) -> Any:
     return None
 
 
-__all__ = ["COMPOSE_FILE", "bwrap", "docker", "harness_sandbox"]
+__all__ = ["COMPOSE_FILE", "bwrap", "compose_docker_spec", "docker", "harness_sandbox"]

@@ -26,7 +26,6 @@ TASK_VERSION = "1.1.0"
 SandboxKind = Literal["bwrap", "docker", "local"]
 # An auditor mode, or both = direct and persistent (paired per scenario).
 AuditorChoice = Literal["direct", "persistent", "persistent_template", "both"]
-_REPO = Path(__file__).resolve().parents[2]
 
 DEVIATIONS = [
     "synthetic_scenarios: 22 hand-written synthetic scenarios grounded in US Code sections, "
@@ -54,8 +53,9 @@ def _sandbox_spec(kind: SandboxKind) -> Any:
         # instance fails in inspect's sandbox set (the model holds dict fields, unhashable).
         return "bwrap"
     if kind == "docker":
-        compose = _REPO / "sandboxes" / "docker" / "compose.yaml"
-        return ("docker", str(compose)) if compose.exists() else "docker"
+        from sandboxes import compose_docker_spec
+
+        return compose_docker_spec()
     return "local"
 
 

@@ -36,7 +36,6 @@ from tasks.swe_abs.scorer import swe_abs_scorer
 from tasks.swe_abs.solver import swe_abs_solver
 
 TASK_VERSION = "1.0.0"
-_REPO = Path(__file__).resolve().parents[2]
 
 TestsFrom = Literal["model_free", "model", "both", "none"]
 MutantsFrom = Literal["operators", "model", "both"]
@@ -269,8 +268,9 @@ def _sandbox_spec(kind: str, site: Path, memory_mb: int) -> Any:
             ),
         )
     if kind == "docker":
-        compose = _REPO / "sandboxes" / "docker" / "compose.yaml"
-        return ("docker", str(compose)) if compose.exists() else "docker"
+        from sandboxes import compose_docker_spec
+
+        return compose_docker_spec()
     return "local"
 
 
