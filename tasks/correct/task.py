@@ -12,7 +12,7 @@ from typing import Any, Literal
 from inspect_ai import Task, task
 
 from harness.records import task_metadata
-from harness.splits import split_metadata
+from harness.splits import SourceSplit, split_metadata
 from methods.correct import (
     TRUNCATION_STRATEGY,
     CorrectLocaliser,
@@ -28,7 +28,14 @@ from methods.correct import (
 )
 from scorers.localisation import localisation_scorer
 from tasks._config import deviations
-from tasks.correct.config import COUNTER_NAME, DEVIATIONS, CorrectConfig, Subset, load_split
+from tasks.correct.config import (
+    COUNTER_NAME,
+    DEVIATIONS,
+    CorrectConfig,
+    DataSource,
+    Subset,
+    load_split,
+)
 from tasks.correct.dataset import load_who_and_when, trajectory_to_sample
 from tasks.correct.solver import Method, ModelGenerate, check_answer_formats, localise
 
@@ -162,26 +169,38 @@ def correct(
         ),
         scorer=localisation_scorer(tolerance=cfg.tolerance),
         version=TASK_VERSION,
-        metadata=task_metadata(
-            dataset_source=source.description,
-            dataset_hash=cfg.data_hash(source, pools),
-            deviations=deviations(
-                cfg,
-                DEVIATIONS,
-                embedder_used=built.embedder_name,
-                n_evaluated=len(evaluated),
-                n_pool=sum(len(pools[n]) for n in cfg.subsets),
-            ),
-            **split_metadata(cfg.split_name, source_split),
-            generated=cfg.subset == "injected",
-            method=cfg.method,
-            subset=cfg.subset,
-            truncation_strategy=TRUNCATION_STRATEGY,
-            token_counter=COUNTER_NAME,
-            max_new_tokens=cfg.max_new_tokens,
-            data_warnings={"mistake_agent_not_in_trajectory": _unknown_agents(pools)},
-            **built.metadata(cfg, pools),
+        metadata=_metadata(cfg, source, pools, evaluated, built, source_split),
+    )
+
+
+def _metadata(
+    cfg: CorrectConfig,
+    source: DataSource,
+    pools: dict[str, list[Trajectory]],
+    evaluated: list[Trajectory],
+    built: _Localisers,
+    source_split: SourceSplit,
+) -> dict[str, Any]:
+    """The task's log metadata: data, deviations, split, method and the localisers' own."""
+    return task_metadata(
+        dataset_source=source.description,
+        dataset_hash=cfg.data_hash(source, pools),
+        deviations=deviations(
+            cfg,
+            DEVIATIONS,
+            embedder_used=built.embedder_name,
+            n_evaluated=len(evaluated),
+            n_pool=sum(len(pools[n]) for n in cfg.subsets),
         ),
+        **split_metadata(cfg.split_name, source_split),
+        generated=cfg.subset == "injected",
+        method=cfg.method,
+        subset=cfg.subset,
+        truncation_strategy=TRUNCATION_STRATEGY,
+        token_counter=COUNTER_NAME,
+        max_new_tokens=cfg.max_new_tokens,
+        data_warnings={"mistake_agent_not_in_trajectory": _unknown_agents(pools)},
+        **built.metadata(cfg, pools),
     )
 
 

@@ -73,6 +73,24 @@ RUN_ALL_ARGS: dict = {
 }
 
 
+def _cut(
+    names: list[str], cfg: DispatConfig
+) -> tuple[dict[tuple[str, int], Split], list[Sample], list[str], list[str]]:
+    """Every dataset's train/test cut per seed, their samples, sources and content hashes."""
+    splits: dict[tuple[str, int], Split] = {}
+    samples: list[Sample] = []
+    sources, hashes = [], []
+    for name in names:
+        ds = resolve_dataset(name)
+        sources.append(f"{ds.name}: {ds.source}")
+        hashes.append(f"{ds.name}={ds.content_hash}")
+        for seed in cfg.seed_list:
+            cut = make_split(ds, seed, max_test_rows=cfg.max_test_rows)
+            splits[(ds.name, seed)] = cut
+            samples.extend(record_to_sample(r) for r in split_records(cut))
+    return splits, samples, sources, hashes
+
+
 @task
 def dispat(
     method: str = "all",
@@ -142,17 +160,7 @@ def dispat(
     cfg = DispatConfig.from_params(locals())
     frozen = load_source_split("dispat")
     chosen = select_datasets(cfg.dataset, cfg.split, frozen)
-    splits: dict[tuple[str, int], Split] = {}
-    samples: list[Sample] = []
-    sources, hashes = [], []
-    for name in chosen.names:
-        ds = resolve_dataset(name)
-        sources.append(f"{ds.name}: {ds.source}")
-        hashes.append(f"{ds.name}={ds.content_hash}")
-        for seed in cfg.seed_list:
-            cut = make_split(ds, seed, max_test_rows=cfg.max_test_rows)
-            splits[(ds.name, seed)] = cut
-            samples.extend(record_to_sample(r) for r in split_records(cut))
+    splits, samples, sources, hashes = _cut(chosen.names, cfg)
     runner = DetectorRunner(
         splits,
         nonfinite=cfg.nonfinite,

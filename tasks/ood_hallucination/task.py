@@ -8,11 +8,13 @@ every detector scores the answer's tokens, and the answer's correctness is the l
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
 from harness.records import task_metadata
-from harness.splits import SplitName, load_source_split, split_metadata
+from harness.splits import SourceSplit, SplitName, load_source_split, split_metadata
 from methods.ood import DEFAULT_DETECTORS, Aggregation, make_detector
 from tasks._config import deviations
 from tasks.ood_hallucination.config import DEVIATIONS, DatasetName, OodConfig
@@ -26,6 +28,25 @@ TASK_VERSION = "1.0.0"
 
 #: `make run`: 24 generated questions (short answers) on the embedded model, ≈ 1–2 min on CPU.
 RUN_ALL_ARGS: dict = {"limit": 24, "n_boot": 200}
+
+
+def _questions(cfg: OodConfig) -> tuple[MemoryDataset, dict[str, Any], SourceSplit]:
+    """The dataset's questions on `cfg.split`, what the dataset is, and the frozen split; no
+    question on the split is an error naming both."""
+    ds, info = load_dataset(
+        cfg.dataset,
+        n_generated=cfg.n_generated,
+        seed=cfg.seed,
+        prompt_style=cfg.prompt_style,
+        data_file=cfg.data_file,
+    )
+    frozen = load_source_split("ood_hallucination")
+    kept = frozen.select(list(ds), question_source, cfg.split)
+    if not kept:
+        raise ValueError(
+            f"ood_hallucination: no question of {info['dataset_source']} is on split={cfg.split}"
+        )
+    return MemoryDataset(kept, name=ds.name), info, frozen
 
 
 @task
@@ -79,20 +100,7 @@ def ood_hallucination(
     """
     cfg = OodConfig.from_params(locals())
     dets = [make_detector(s, aggregation=cfg.aggregation, last_k=cfg.last_k) for s in cfg.specs]
-    ds, info = load_dataset(
-        cfg.dataset,
-        n_generated=cfg.n_generated,
-        seed=cfg.seed,
-        prompt_style=cfg.prompt_style,
-        data_file=cfg.data_file,
-    )
-    frozen = load_source_split("ood_hallucination")
-    kept = frozen.select(list(ds), question_source, cfg.split)
-    if not kept:
-        raise ValueError(
-            f"ood_hallucination: no question of {info['dataset_source']} is on split={cfg.split}"
-        )
-    ds = MemoryDataset(kept, name=ds.name)
+    ds, info, frozen = _questions(cfg)
     return Task(
         dataset=ds,
         solver=whitebox_answer(
@@ -119,7 +127,7 @@ def ood_hallucination(
             max_new_tokens=cfg.max_tokens,
             batch_size=cfg.batch_size,
             score_orientation="score value per detector = -confidence (higher = hallucinated)",
-            split_questions=len(kept),
+            split_questions=len(ds),
             **split_metadata(cfg.split, frozen),
         ),
     )
