@@ -25,7 +25,7 @@ class PipelineConfig:
     retries: int = 3
     differential_examples: int = 200
     explore_examples: int = 300
-    explore_tests: int = 25
+    explore_tests: int = 100
     flaky_reruns: int = 3
     job_timeout: float = 60.0
     mutant_timeout: float = 10.0

@@ -151,7 +151,7 @@ class SweAbsConfig:
     flaky_reruns: int = 3
     differential_examples: int = 200
     explore_examples: int = 300
-    explore_tests: int = 25
+    explore_tests: int = 100
     max_tokens: int = 1024
     test_timeout: int = 60
     sandbox: Literal["bwrap", "docker", "local"] = "bwrap"
@@ -292,7 +292,7 @@ def swe_abs(
     flaky_reruns: int = 3,
     differential_examples: int = 200,
     explore_examples: int = 300,
-    explore_tests: int = 25,
+    explore_tests: int = 100,
     max_tokens: int = 1024,
     test_timeout: int = 60,
     sandbox: Literal["bwrap", "docker", "local"] = "bwrap",

@@ -1,18 +1,21 @@
 """The ``explore`` job: characterisation tests of the reference. Hypothesis drives it alone,
 with a line tracer, over every form of the call and the whole declared domain (subclass
 instances included); every input that brings a new combination of (slice lines executed,
-argument classes, call form, outcome class, arguments changed or not) is a candidate test, and
-a greedy choice keeps at most ``max_tests``: first those reaching slice lines no test covered
-yet (the coverage-driven stage), then those adding the most new classes. Every drawn value must
-be expressible as test code; the ones that are not are counted by type and reported."""
+argument classes and facets (:mod:`.facets`), call form, outcome class and facets, arguments
+changed or not) is a candidate test, and a greedy choice keeps at most ``max_tests``: first
+those reaching slice lines no test covered yet (the coverage-driven stage), then those adding
+the most new classes, then the rest in the order drawn. Every drawn value must be expressible
+as test code; the ones that are not are counted by type and reported."""
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 from typing import Any
 
 from .calls import Caller, Unexpressible, emit_test, form_strategy, settings, strategies
+from .facets import facets, relations
 from .swap import Runner
 from .values import equal, normalise
 
@@ -36,7 +39,10 @@ def select(
     """Greedy choice of at most ``limit`` tests: first those reaching slice lines no test
     covered yet (the coverage-driven stage), then, one at a time, the test that adds the most
     not yet covered features (lines executed, each argument's class, each pair of argument
-    classes, the call's form, the outcome's class); ties go to the earlier (simpler) example."""
+    classes, the call's form, the outcome's class, the values' facets); ties go to the earlier
+    (simpler) example. When no example adds anything, the budget is filled with the remaining
+    examples in the order they were drawn (each of a class of its own, see :func:`_features`):
+    a wrong patch may differ from the reference on one input of many alike."""
     chosen: list[dict[str, Any]] = []
     lines_done: set[Any] = set()
     feats_done: set[Any] = set()
@@ -50,16 +56,31 @@ def select(
         lines_done |= fresh
         feats_done |= feats
         chosen.append(test)
+    chosen += [item[2] for item in pool[: max(limit - len(chosen), 0)]]
     return chosen
 
 
-def _features(kwargs: dict[str, Any], form: int, out: tuple, lines: frozenset) -> set[Any]:
-    shapes = sorted((k, shape(v)) for k, v in kwargs.items())
+def used_names(form: str) -> set[str]:
+    """The names a form of the call reads (an argument it omits is not among them)."""
+    return {n.id for n in ast.walk(ast.parse(form, mode="eval")) if isinstance(n, ast.Name)}
+
+
+def _features(
+    kwargs: dict[str, Any], form: int, out: tuple, lines: frozenset, used: set[str] | None = None
+) -> set[Any]:
+    """The example's features; the arguments' classes, facets and relations count only for the
+    arguments the form of the call passes (``used``; all when None)."""
+    passed = {k: v for k, v in kwargs.items() if used is None or k in used}
+    shapes = sorted((k, shape(v)) for k, v in passed.items())
     result_class = out[1] if out[0] == "raise" else shape(out[1])
     features = {("lines", lines), ("out", out[0], repr(result_class)), ("form", form)}
     before = {k: normalise(kwargs[k]) for k in (out[2] or {})}
     features.add(("changed", not equal(out[2] or {}, before)))
     features |= {("in", k, repr(v)) for k, v in shapes}
+    features |= {("facet", k, *f) for k, v in passed.items() for f in facets(v)}
+    features |= relations(passed)
+    if out[0] == "ok":
+        features |= {("out_facet", *f) for f in facets(out[1])}
     features |= {
         ("pair", a[0], repr(a[1]), b[0], repr(b[1]))
         for i, a in enumerate(shapes)
@@ -74,6 +95,7 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
     runner.apply(job.get("variant"))
     spec = job["spec"]
     caller = Caller(spec)
+    used = [used_names(form) for form in caller.forms]
     limit = float(job.get("call_timeout", 1.0))
     max_tests = int(job.get("max_tests", 10))
     targets = {
@@ -110,7 +132,7 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
         if out[0] == "timeout":
             return
         lines = frozenset((p, ln) for p, ln in hit if ln in targets.get(p, ()))
-        features = _features(kwargs, _form, out, lines)
+        features = _features(kwargs, _form, out, lines, used[_form])
         key = frozenset(f for f in features if f[0] != "pair")
         if key in seen_keys:
             return

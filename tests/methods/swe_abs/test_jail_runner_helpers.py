@@ -87,8 +87,21 @@ def test_greedy_selection_prefers_new_lines_then_new_features():
         (set(), {"f1", "f2", "f3"}, {"test": "C"}),
         (set(), {"f1"}, {"test": "D"}),
     ]
-    assert [t["test"] for t in job_explore.select(found, 10)] == ["B", "C"]
+    assert [t["test"] for t in job_explore.select(found, 2)] == ["B", "C"]
     assert [t["test"] for t in job_explore.select(found, 1)] == ["B"]
+
+
+def test_greedy_selection_fills_the_budget_in_draw_order():
+    # issue 27: once no example adds a feature, the rest (each a class of its own) fill the
+    # budget; before, the choice stopped at the greedy cover and dropped them
+    found = [
+        (set(), {"f1", "f2"}, {"test": "A"}),
+        ({("p", 3)}, {"f1"}, {"test": "B"}),
+        (set(), {"f1", "f2", "f3"}, {"test": "C"}),
+        (set(), {"f1"}, {"test": "D"}),
+    ]
+    assert [t["test"] for t in job_explore.select(found, 10)] == ["B", "C", "A", "D"]
+    assert [t["test"] for t in job_explore.select(found, 3)] == ["B", "C", "A"]
 
 
 def test_emitted_tests_are_plain_code():

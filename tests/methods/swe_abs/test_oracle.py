@@ -34,6 +34,12 @@ def size(s):
 
 def opaque(o):
     return 1
+
+
+def humanize(word):
+    if word.endswith("_id"):
+        word = word[:-3]
+    return word.replace("_", " ")
 """
 TESTS = """\
 from pkg.mod import add_key, size, to_bytes
@@ -143,8 +149,20 @@ _EXPLORE_OPAQUE = {
     "uncovered_from": {"job": "gold", "targets": {"pkg/mod.py": [19, 20]}},
     "timeout": 120,
 }  # fmt: skip
+_EXPLORE_ENDS = {
+    "id": "ends",
+    "kind": "explore",
+    "spec": {"setup": "from pkg import mod", "call": "mod.humanize(w)",
+             "args": {"w": "st.text(alphabet='a_id ', max_size=8)"}},
+    "max_examples": 300,
+    "max_tests": 100,
+    "test_name": "test_h",
+    "uncovered_from": {"job": "gold", "targets": {"pkg/mod.py": [23, 24, 25, 26]}},
+    "timeout": 120,
+}  # fmt: skip
 _JOBS = [
     _GOLD,
+    _EXPLORE_ENDS,
     {**_diff("mod.to_bytes(s)", {"s": TEXT_OR_BYTES},
              _variant('raise TypeError("not text or bytes")', 'raise AttributeError("no")')),
      "id": "exc_type"},
@@ -225,3 +243,30 @@ def test_default_argument_mutant_runs_the_tests_that_import_the_module(jobs):
     r = jobs["default_mutant"]
     assert not r.get("no_tests"), r
     assert set(r["ran"]) == set(jobs["gold"]["status"])  # every test imports the module
+
+
+# ------------------------------------------- the characterisation search spreads over the domain
+def _humanize(word: str) -> str:
+    return (word[:-3] if word.endswith("_id") else word).replace("_", " ")
+
+
+def test_explore_keeps_inputs_where_plausible_wrong_fixes_differ(jobs):
+    """Inputs a length-and-type class cannot tell apart (``'a_ida'``, ``'aid'``, ``'a_b_c'``)
+    are where wrong fixes of an end-anchored rule differ; the chosen tests must reach each."""
+    import re
+
+    from methods.swe_abs._jail.values import NORMALISE_SOURCE
+
+    ns: dict[str, Any] = {}
+    exec(NORMALISE_SOURCE, ns)  # the generator's subclasses, as in an emitted test module
+    tests = [t["test"] for t in jobs["ends"]["tests"]]
+    inputs = [str(eval(m, ns)) for t in tests for m in re.findall(r"w = (.+)", t)]
+    wrong = {
+        "removes '_id' anywhere": lambda w: w.replace("_id", "").replace("_", " "),
+        "removes a bare trailing 'id' too": lambda w: re.sub("_?id$", "", w).replace("_", " "),
+        "replaces the first '_' only": lambda w: (w[:-3] if w.endswith("_id") else w).replace(
+            "_", " ", 1
+        ),
+    }
+    missed = [k for k, f in wrong.items() if all(f(w) == _humanize(w) for w in inputs)]
+    assert not missed, (missed, inputs)
