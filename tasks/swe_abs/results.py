@@ -50,7 +50,26 @@ def task_readme_rows(r: dict[str, Any]) -> list[str]:
         f"| surviving mutants killed by the new tests | {rate(own['mutants_killed_new'])} |",
         f"ratio {r['bench']['ratio']:.2f}",
         f"verdicts agree on {r['bench']['agree'][0]}/{r['bench']['agree'][1]}",
+        *_heldout_rows(r.get("outside_heldout")),
     ]
+
+
+def _heldout_rows(h: dict[str, Any] | None) -> list[str]:
+    """The held-out round's table (issue 27): the outside set per split, before and after."""
+    if h is None:
+        return []
+    rows = []
+    for side, label in (("dev", "dev projects (tuned on)"), ("test", "test projects (held out)")):
+        before, after = h[f"{side}_before"], h[f"{side}_after"]
+        rows.append(
+            f"| {label}: outside **wrong** patches rejected | {rate(before['wrong_rejected'])} "
+            f"| {rate(after['wrong_rejected'])} |"
+        )
+        rows.append(
+            f"| {label}: outside **correct** patches rejected | {rate(before['correct_rejected'])} "
+            f"| {rate(after['correct_rejected'])} |"
+        )
+    return rows
 
 
 def readme_paragraph(r: dict[str, Any]) -> str:
