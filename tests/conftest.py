@@ -122,3 +122,14 @@ def hub_cache(tmp_path, monkeypatch) -> HubCache:
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(root))
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     return HubCache(root)
+
+
+@pytest.fixture(scope="session")
+def swe_abs_site() -> str:
+    """swe_abs's sandbox package folder (pytest, coverage, Hypothesis), or a skip naming set-up."""
+    from tasks.swe_abs.fetch import SetupMissingError, require_site
+
+    try:
+        return str(require_site())
+    except SetupMissingError as exc:
+        pytest.skip(str(exc))

@@ -63,17 +63,6 @@ def _variant(old: str, new: str) -> dict[str, Any]:
     return {"files": {"pkg/mod.py": MOD.replace(old, new)}}
 
 
-@pytest.fixture(scope="module")
-def site() -> str:
-    """The sandbox's package folder (pytest, coverage, Hypothesis), or a skip naming set-up."""
-    from tasks.swe_abs.fetch import SetupMissingError, require_site
-
-    try:
-        return str(require_site())
-    except SetupMissingError as exc:
-        pytest.skip(str(exc))
-
-
 def _run(tmp_path: Path, jobs: list[dict[str, Any]], site: str) -> dict[str, Any]:
     from methods.swe_abs import RUNNER_SOURCE, RunnerEnv
 
@@ -191,9 +180,9 @@ _JOBS = [
 
 
 @pytest.fixture(scope="module")
-def jobs(tmp_path_factory, site) -> dict[str, Any]:
+def jobs(tmp_path_factory, swe_abs_site) -> dict[str, Any]:
     """Every job below in one plan: one pytest collection, each job in its own child."""
-    return _run(tmp_path_factory.mktemp("oracle"), _JOBS, site)
+    return _run(tmp_path_factory.mktemp("oracle"), _JOBS, swe_abs_site)
 
 
 # ---------------------------------------------------------------------- item 1: exception types

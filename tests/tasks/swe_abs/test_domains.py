@@ -11,8 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tasks.swe_abs.dataset import BUNDLED, read_records
 
 _JAIL_PARENT = Path(__file__).resolve().parents[3] / "methods" / "swe_abs"
@@ -34,16 +32,6 @@ print(json.dumps(drawn))
 """
 
 
-@pytest.fixture(scope="module")
-def site() -> str:
-    from tasks.swe_abs.fetch import SetupMissingError, require_site
-
-    try:
-        return str(require_site())
-    except SetupMissingError as exc:
-        pytest.skip(str(exc))
-
-
 def _drawn(instance_id: str, site: str) -> list[dict[str, list[str]]]:
     records = {r["instance_id"]: r for r in read_records(BUNDLED)}
     spec = records[instance_id]["differential"]
@@ -58,23 +46,25 @@ def _drawn(instance_id: str, site: str) -> list[dict[str, list[str]]]:
     return json.loads(res.stdout)
 
 
-def test_clamp_draws_other_comparable_types_with_inverted_bounds(site):
+def test_clamp_draws_other_comparable_types_with_inverted_bounds(swe_abs_site):
     # "Integers, floats, and other comparable types can be mixed."
-    drawn = _drawn("mahmoud__boltons-clamp-bounds", site)
+    drawn = _drawn("mahmoud__boltons-clamp-bounds", swe_abs_site)
     text = [d for d in drawn if all(t == "str" for t, _ in d.values())]
     assert any(d["upper"][1] < d["lower"][1] for d in text), len(text)
 
 
-def test_ordinalize_draws_strings_that_end_in_white_space(site):
+def test_ordinalize_draws_strings_that_end_in_white_space(swe_abs_site):
     # "If the last character isn't a digit, it returns the string value unchanged."
-    drawn = _drawn("mahmoud__boltons-ordinalize-teens", site)
+    drawn = _drawn("mahmoud__boltons-ordinalize-teens", swe_abs_site)
     assert any(t == "str" and v[:-1].isdigit() and v.endswith(" ") for t, v in
                (d["number"] for d in drawn))  # fmt: skip
 
 
-def test_parameterize_draws_a_regular_expression_metacharacter_as_separator(site):
-    assert any(d["sep"][1] == "." for d in _drawn("jpvanhal__inflection-parameterize-trim", site))
+def test_parameterize_draws_a_regular_expression_metacharacter_as_separator(swe_abs_site):
+    assert any(
+        d["sep"][1] == "." for d in _drawn("jpvanhal__inflection-parameterize-trim", swe_abs_site)
+    )
 
 
-def test_dasherize_draws_words_with_white_space(site):
-    assert any(" " in d["s"][1] for d in _drawn("jpvanhal__inflection-dasherize-all", site))
+def test_dasherize_draws_words_with_white_space(swe_abs_site):
+    assert any(" " in d["s"][1] for d in _drawn("jpvanhal__inflection-dasherize-all", swe_abs_site))
