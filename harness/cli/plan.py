@@ -171,11 +171,18 @@ class LogMeasure:
         return sum(self.output_tokens.values()) + sum(self.prompt_tokens.values()) / PREFILL_RATIO
 
 
+def _span(started: str | None, completed: str | None) -> float:
+    """Seconds from one ISO time to another; 0 when either is missing."""
+    from datetime import datetime
+
+    if not (started and completed):
+        return 0.0
+    return (datetime.fromisoformat(completed) - datetime.fromisoformat(started)).total_seconds()
+
+
 def measure_log(path: str | Path) -> LogMeasure:
     """Read a log's samples: model calls and tokens per role (`model` for the model under
     test) from its model events, and the eval's wall time."""
-    from datetime import datetime
-
     from inspect_ai.event import ModelEvent
     from inspect_ai.log import read_eval_log
     from inspect_ai.model import ModelOutput
@@ -194,10 +201,14 @@ def measure_log(path: str | Path) -> LogMeasure:
             if usage is not None:
                 prompt[role] = prompt.get(role, 0) + usage.input_tokens
                 output[role] = output.get(role, 0) + usage.output_tokens
-    started, completed = log.stats.started_at, log.stats.completed_at
-    wall = 0.0
-    if started and completed:
-        wall = (datetime.fromisoformat(completed) - datetime.fromisoformat(started)).total_seconds()
+    wall = max(
+        _span(log.stats.started_at, log.stats.completed_at),
+        # the eval's times are whole seconds: a sub-second run reads 0 there; its samples' are not
+        _span(
+            min((s.started_at for s in log.samples or [] if s.started_at), default=None),
+            max((s.completed_at for s in log.samples or [] if s.completed_at), default=None),
+        ),
+    )
     meta = log.eval.metadata or {}
     return LogMeasure(
         path=str(path),

@@ -173,3 +173,26 @@ def test_dry_run_plans_instead_of_running(tmp_path, capsys):
 def test_plan_refuses_bad_input_in_one_line(args, message, capsys):
     assert main(["plan", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_sub_second_run_still_has_a_wall_time(tmp_path):
+    """The eval's own times are whole seconds: a run inside one second read 0 s there, and the
+    planner then found no throughput in its log. The samples' times (microseconds) fill in."""
+    from datetime import datetime
+
+    from inspect_ai.log import write_eval_log
+
+    assert _eval(tmp_path / "run", "task=omniverifier", "preset=smoke", "model=scripted/t",
+                 "n=4") == 0  # fmt: skip
+    log = read_eval_log(_logs(tmp_path / "run")[0])
+    assert log.samples and all(s.started_at and s.completed_at for s in log.samples)
+    first = min(datetime.fromisoformat(s.started_at) for s in log.samples if s.started_at)
+    last = max(datetime.fromisoformat(s.completed_at) for s in log.samples if s.completed_at)
+    log.stats.started_at = log.stats.completed_at  # as when the run fits in one second
+    write_eval_log(log, str(tmp_path / "fast" / "fast.eval"))
+    measured = measure_log(tmp_path / "fast" / "fast.eval")
+    assert measured.wall_s > 0
+    assert measured.wall_s == pytest.approx((last - first).total_seconds())
+    plans, _ = make_plans(["task=omniverifier", "preset=smoke", "model=scripted/t",
+                           f"log_dir={tmp_path / 'fast'}"])  # fmt: skip
+    assert plans[0].est_seconds == pytest.approx(measured.wall_s / 4 * 14)
