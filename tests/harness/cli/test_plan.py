@@ -2,9 +2,10 @@
 
 The plan's sample and call counts are checked against real scripted runs of the same preset (the
 log's model events), the preset and its overrides against what the log records, a two-model
-sweep on one preset. How long planning takes, and the estimated wall time against a measured
-smoke run of the embedded model, are measured in bench/bench_plan.py (timed checks fail on a
-loaded machine).
+sweep on one preset and its paired leaderboard. How long planning takes, and the probe's
+estimated wall time against a measured smoke run of the embedded model, are measured in
+bench/bench_plan.py (timed checks fail on a loaded machine); the log route's estimate against a
+measured embedded run is test_plan_embedded.py (a ratio, both runs under the same load).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from harness.cli.config import ConfigError, build_eval_config
 from harness.cli.discovery import discover_tasks
 from harness.cli.plan import make_plans, measure_log, plan_task
 from harness.presets import PRESET_NAMES
+from reports import build_report
 
 TASKS = sorted(discover_tasks().tasks)
 # A reply each task scores (as a miss where it is wrong): the counts do not depend on it.
@@ -79,6 +81,12 @@ def test_two_model_sweep_on_one_preset_into_one_log_folder(tmp_path):
         assert header.eval.metadata["harness_preset"]["name"] == "smoke"
         assert header.eval.metadata["harness_preset_name"] == "smoke"
         assert header.results is not None and header.results.total_samples == 3
+    # one leaderboard, the other model paired against the baseline model on the same samples
+    result = build_report(tmp_path, tmp_path / "site", baseline="scripted/a")
+    (board,) = [b for b in result.leaderboards if b.task == "omniverifier"]
+    (other,) = [r for r in board.rows if r.model.endswith("scripted/b")]
+    assert other.comparisons, other.notes
+    assert max(c.n_paired for c in other.comparisons.values()) == 3  # some metrics cover fewer
 
 
 def test_preset_over_several_tasks_runs_each_with_its_own_settings(tmp_path):
