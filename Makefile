@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 APT_STAMP := $(VENV)/.apt-installed
 # swe_abs: the projects' sdists and the sandbox's test packages, fetched with pip at set-up time.
 SWE_ABS_STAMP := .cache/harness/swe_abs/.fetched
-APT_PACKAGES := bubblewrap chromium tesseract-ocr tesseract-ocr-eng
+APT_PACKAGES := bubblewrap gcc chromium tesseract-ocr tesseract-ocr-eng
 # Point data at ../shared/data when it exists (CI and this workplace), else leave unset.
 DATA_DIR ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),)
 # inspect and HF write caches under the user's home; keep tests and CI hermetic.

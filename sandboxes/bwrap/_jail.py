@@ -78,6 +78,9 @@ class PersistentJail:
 
     def __init__(self, proc: subprocess.Popen[bytes], socket_path: str, log_path: Path) -> None:
         self.proc = proc
+        # how the server starts a command as the sample: "trampoline" (a vfork and the
+        # trampoline's exec, _trampoline.py) or "fork" (a fork of the server)
+        self.spawn = "fork"
         self.socket_path = socket_path
         self.log_path = log_path
 
@@ -116,9 +119,11 @@ class PersistentJail:
             raise
         finally:
             proc.stdout.close()
-        if got.strip() != b"ready":
+        words = got.split()
+        if not words or words[0] != b"ready":
             jail.kill()
             raise JailGoneError(f"bwrap sandbox: unexpected start-up output {got!r}")
+        jail.spawn = (words[1] if len(words) > 1 else b"fork").decode()
         return jail
 
     def _log_tail(self) -> str:
@@ -189,14 +194,13 @@ class PersistentJail:
             raise await self._gone_after_exit(ex) from None
         try:
             async with asyncio.timeout(timeout + _ANSWER_SLACK_S):
-                writer.write(struct.pack(">I", len(body)) + body)
-                if data:
-                    writer.write(data)
+                writer.write(b"".join((struct.pack(">I", len(body)), body, data)))
                 await writer.drain()
                 size = struct.unpack(">I", await reader.readexactly(4))[0]
                 reply = json.loads(await reader.readexactly(size))
-                stdout = await reader.readexactly(int(reply["stdout_len"]))
-                stderr = await reader.readexactly(int(reply["stderr_len"]))
+                out_len = int(reply["stdout_len"])
+                both = await reader.readexactly(out_len + int(reply["stderr_len"]))
+                stdout, stderr = both[:out_len], both[out_len:]
         except TimeoutError:
             raise self._gone(
                 f"no answer {_ANSWER_SLACK_S:.0f}s past the command's timeout"

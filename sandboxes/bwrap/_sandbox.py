@@ -69,6 +69,7 @@ from ._reaper import (
     reap_stale_samples,
 )
 from ._seccomp import SeccompUnsupportedError, write_program
+from ._trampoline import install_trampoline
 from ._tree import chown_tree, remove_tree
 
 _UID_BASE, _UID_SPAN = 1_000_000_000, SERVER_UID_OFFSET  # private per-sample host uids (root only)
@@ -224,6 +225,8 @@ class BwrapSandboxEnvironment(LiveSamples, SandboxEnvironment):
         for name, source in ((SERVER_FILE, SERVER_SOURCE), (FILES_FILE, FILES_SOURCE)):
             (ctl / name).write_text(source)
             os.chmod(ctl / name, 0o444)
+        if drop_to is not None:  # a vfork instead of a fork per command (see _trampoline.py)
+            install_trampoline(ctl)
         server = [_JAIL_PYTHON, "-I", "-S", f"{CTL_DIR}/{SERVER_FILE}",
                   f"{CTL_DIR}/{SOCKET_NAME}", json.dumps(self.uid)]  # fmt: skip
         seccomp_fd = self._open_seccomp()

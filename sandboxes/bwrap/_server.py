@@ -22,9 +22,20 @@ passed `cap` bytes; the tree was killed and the reply carries the first `cap` by
 
 UID_JSON is the sample's uid when the server runs as its own uid (harness as root), else null.
 Then the server starts with CAP_SETUID/SETGID/SETPCAP/KILL/DAC_READ_SEARCH (ambient, from
-`setpriv`) and first empties its bounding, inheritable and ambient sets and drops CAP_SETPCAP, so
-a command (forked, setgroups/setregid/setreuid to the sample's uid, exec'd under no_new_privs)
-ends with no capabilities at all. CAP_DAC_READ_SEARCH lets the child chdir into the sample's 0700
+`setpriv`) and first empties its inheritable and ambient sets. A command starts one of two ways,
+chosen once at start-up:
+
+- through the trampoline (bwrap-exec-trampoline beside this file, a freestanding static binary
+  from _trampoline.c), when it is there and passes a self-test: the serving thread raises
+  CAP_SETUID/SETGID/SETPCAP as its own ambient capabilities for the one spawn, vforks and execs
+  the trampoline, which drops to the sample's uid and a fresh group, empties the bounding,
+  ambient, inheritable, permitted and effective sets and execs the command (_spawn_fast). The
+  server's bounding set keeps those three for it; SETPCAP stays permitted, not effective;
+- else by a fork of the server (CPython's Popen with user=/group=: setgroups/setregid/setreuid),
+  the server's bounding set emptied and CAP_SETPCAP dropped at start-up.
+
+Either way the command, exec'd under no_new_privs, ends with no capabilities in any set. The
+trampoline saves the fork of the Python server (~1-2 ms on a VM: its page tables are copied). CAP_DAC_READ_SEARCH lets the child chdir into the sample's 0700
 work dir before its uid changes (Popen chdirs first; the host always sends that fixed folder, a
 caller's cwd is entered by the command itself: _command.ENTER_CWD); CAP_KILL lets the server kill
 the command's tree.
@@ -46,9 +57,11 @@ discarded) in the background after a short grace period, so `cmd &` does not han
 """
 
 import ctypes
+import errno
 import itertools
 import json
 import os
+import select
 import selectors
 import signal
 import socket
@@ -64,10 +77,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bwrap_exec_files import file_op, set_capabilities  # noqa: E402
 
 _GRACE_S = 0.1  # how long to wait for EOF once the command has exited
+_ONE_SEND = 1 << 16  # replies with at most this much output go in one send (one copy)
 _KILL_ROUNDS = 200
-_PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, _PR_SET_DUMPABLE = 24, 47, 4, 4
-_CAP_DAC_READ_SEARCH, _CAP_KILL, _CAP_SETGID, _CAP_SETUID = 2, 5, 6, 7
+_PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_SET_DUMPABLE = 24, 47, 4
+_PR_CAP_AMBIENT_RAISE, _PR_CAP_AMBIENT_CLEAR_ALL = 2, 4
+_CAP_DAC_READ_SEARCH, _CAP_KILL, _CAP_SETGID, _CAP_SETUID, _CAP_SETPCAP = 2, 5, 6, 7, 8
 _KEEP = (1 << _CAP_DAC_READ_SEARCH) | (1 << _CAP_KILL) | (1 << _CAP_SETGID) | (1 << _CAP_SETUID)
+# the trampoline (bwrap-exec-trampoline beside this file, from _trampoline.c): what it needs to
+# become the sample's uid and to empty the command's bounding set
+_TRAMPOLINE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bwrap-exec-trampoline")
+_SPAWN_CAPS = (_CAP_SETUID, _CAP_SETGID, _CAP_SETPCAP)
+_SPAWN = sum(1 << c for c in _SPAWN_CAPS)
+_STEP_EXEC = 9  # the trampoline's last step (see _trampoline.c)
+_fast_spawn = False  # set once at start-up, by the trampoline's self-test
 _libc = ctypes.CDLL(None, use_errno=True)
 _UMASK = 0o022  # of commands and written files (as in per_exec mode)
 # a fresh gid per command (see above); gids of system groups (< 10**9) are never used
@@ -76,18 +98,113 @@ _exec_counter = itertools.count(1)
 _IDLE_ACCEPTORS = 2  # acceptor threads kept waiting (see _acceptor)
 
 
-def _set_capabilities(keep):
-    set_capabilities(_libc, keep)
+def _set_capabilities(keep, permitted=None, inheritable=0):
+    set_capabilities(_libc, keep, permitted, inheritable)
 
 
-def _restrict_capabilities():
-    """Empty the bounding and ambient sets, then keep only _KEEP as permitted/effective."""
+def _drop_bounding(keep=0):
     for cap in range(64):
+        if (keep >> cap) & 1:
+            continue
         if _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:
             raise OSError(ctypes.get_errno(), f"PR_CAPBSET_DROP {cap} failed")
+
+
+def _restrict_capabilities(uid):
+    """Empty the ambient set and keep only _KEEP as permitted/effective; empty the bounding set,
+    unless the trampoline (below) passes its self-test: then the bounding set keeps _SPAWN, which
+    the trampoline empties in every command before its exec."""
     if _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "PR_CAP_AMBIENT_CLEAR_ALL failed")
-    _set_capabilities(_KEEP)
+    global _fast_spawn
+    if os.access(_TRAMPOLINE, os.X_OK):
+        _drop_bounding(keep=_SPAWN)
+        _set_capabilities(_KEEP | (1 << _CAP_SETPCAP), inheritable=0)
+        _fast_spawn = True
+        try:
+            proc = _spawn_fast(["/bin/sh", "-c", "exit 0"], {"PATH": "/usr/bin:/bin"}, "/", uid)
+            proc.communicate(timeout=10)
+            _fast_spawn = proc.returncode == 0
+        except Exception:  # noqa: BLE001 - any failure: the fork path, with nothing kept
+            _fast_spawn = False
+    if not _fast_spawn:
+        _set_capabilities(_KEEP | (1 << _CAP_SETPCAP))
+        _drop_bounding()
+    # SETPCAP stays permitted (not effective) only for the trampoline's ambient set
+    _set_capabilities(_KEEP, permitted=_KEEP | ((1 << _CAP_SETPCAP) if _fast_spawn else 0))
+
+
+class _SpawnStepError(OSError):
+    """The trampoline could not drop to the sample's credentials (it never ran the command)."""
+
+
+def _spawn_fast(cmd, env, cwd, uid, timeout=None):
+    """Start `cmd` as the sample's `uid` through the trampoline: vfork (CPython's fast path: no
+    user=/group= here), with CAP_SETUID/SETGID/SETPCAP raised as ambient capabilities of this
+    thread only, for this one spawn (credentials are per thread; the server's other threads and
+    every command keep none). The trampoline reports a failure on a pipe, as CPython's child does;
+    the same OSError a failed Popen raises is raised here."""
+    exe = os.fsencode(cmd[0])
+    if os.path.dirname(exe):
+        candidates = [exe]
+    else:
+        candidates = [os.path.join(os.fsencode(d), exe) for d in os.get_exec_path(env)]
+    if not candidates:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cmd[0])
+    err_read, err_write = os.pipe()
+    try:
+        _set_capabilities(_KEEP, permitted=_KEEP | (1 << _CAP_SETPCAP), inheritable=_SPAWN)
+        try:
+            for cap in _SPAWN_CAPS:
+                if _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0:
+                    raise OSError(ctypes.get_errno(), "PR_CAP_AMBIENT_RAISE failed")
+            argv = [
+                _TRAMPOLINE,
+                str(uid),
+                str(_exec_gid(uid)),
+                str(err_write),
+                str(len(candidates)),
+            ]
+            proc = subprocess.Popen(
+                [*argv, *candidates, "--", *cmd],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=(err_write,),
+                umask=_UMASK,
+            )
+        finally:
+            os.close(err_write)
+            try:
+                if _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0:
+                    raise OSError(ctypes.get_errno(), "PR_CAP_AMBIENT_CLEAR_ALL failed")
+                _set_capabilities(_KEEP, permitted=_KEEP | (1 << _CAP_SETPCAP), inheritable=0)
+            except OSError:  # never serve on with a thread that could hand capabilities on
+                os._exit(70)
+        # EOF once the command's exec closed the pipe; 8 bytes (step, errno) when it failed
+        ready, _, _ = select.select([err_read], [], [], timeout)
+        report = os.read(err_read, 8) if ready else None
+    finally:
+        os.close(err_read)
+    if report is None or report:
+        if report is None:  # stopped before its exec (a process of the sample can signal it)
+            _kill_tree(proc.pid)
+        proc.wait()
+        for f in (proc.stdin, proc.stdout, proc.stderr):
+            if f is not None:
+                f.close()
+    if report is None:
+        raise TimeoutError("the command did not start within its timeout")
+    if report:
+        step, code = struct.unpack("=ii", report.ljust(8, b"\0"))
+        if step != _STEP_EXEC and code != errno.EAGAIN:
+            raise _SpawnStepError(code, f"cannot drop to the sample's uid (step {step})")
+        raise OSError(code, os.strerror(code), cmd[0])
+    return proc
 
 
 def _exec_gid(uid):
@@ -109,6 +226,9 @@ def _recv_exact(conn, n):
 def _reply(conn, header, stdout=b"", stderr=b""):
     header = dict(header, stdout_len=len(stdout), stderr_len=len(stderr))
     body = json.dumps(header).encode()
+    if len(stdout) + len(stderr) <= _ONE_SEND:  # one send: the host wakes once for the reply
+        conn.sendall(b"".join((struct.pack(">I", len(body)), body, stdout, stderr)))
+        return
     conn.sendall(struct.pack(">I", len(body)) + body)
     if stdout:
         conn.sendall(stdout)
@@ -187,6 +307,8 @@ def _drain(files):
 
 
 def _start(req, uid):
+    if _fast_spawn and uid is not None and req["cmd"]:
+        return _spawn_fast(list(req["cmd"]), req["env"], req["cwd"], uid, float(req["timeout"]))
     creds = {} if uid is None else {"user": uid, "group": _exec_gid(uid), "extra_groups": []}
     return subprocess.Popen(
         list(req["cmd"]),
@@ -213,6 +335,12 @@ def _serve(conn, uid):
     cap, timeout = int(req["cap"]), float(req["timeout"])
     try:
         proc = _start(req, uid)
+    except TimeoutError:  # the trampoline was stopped before its exec (_spawn_fast)
+        _reply(conn, {"status": "timeout"})
+        return
+    except _SpawnStepError as ex:
+        _reply(conn, {"status": "error", "message": f"cannot start the command: {ex}"})
+        return
     except OSError as ex:  # like a shell: 127 not found, 126 not executable, 1 for a bad cwd
         if ex.filename == req["cwd"]:
             code = 1
@@ -322,7 +450,7 @@ def _handle(conn, uid):
 def main():
     path, uid = sys.argv[1], json.loads(sys.argv[2])
     if uid is not None:
-        _restrict_capabilities()
+        _restrict_capabilities(uid)
     # not dumpable: processes of the same uid cannot ptrace the server or open its /proc files
     _libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
@@ -331,7 +459,7 @@ def main():
     listener.bind(path)
     listener.listen(128)
     os.umask(_UMASK)
-    os.write(1, b"ready\n")
+    os.write(1, b"ready trampoline\n" if _fast_spawn else b"ready fork\n")
     devnull = os.open("/dev/null", os.O_WRONLY)
     os.dup2(devnull, 1)
     for _ in range(_IDLE_ACCEPTORS):

@@ -26,10 +26,12 @@ _KINDS = {stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket", stat.S_IFCHR: "characte
           stat.S_IFBLK: "block special file", stat.S_IFLNK: "symbolic link"}  # fmt: skip
 
 
-def set_capabilities(libc, keep):
-    """Permitted and effective capabilities of this thread = `keep`, inheritable none."""
+def set_capabilities(libc, keep, permitted=None, inheritable=0):
+    """Effective capabilities of this thread = `keep`, permitted `permitted` (default `keep`),
+    inheritable `inheritable` (default none)."""
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
-    data = (ctypes.c_uint32 * 6)(keep, keep, 0, 0, 0, 0)  # effective, permitted, inheritable x2
+    permitted = keep if permitted is None else permitted
+    data = (ctypes.c_uint32 * 6)(keep, permitted, inheritable, 0, 0, 0)  # eff, perm, inh x2
     if libc.capset(header, data) != 0:
         raise OSError(ctypes.get_errno(), "capset failed")
 
