@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from inspect_ai.util import SandboxUnavailableError
 
 from sandboxes.bwrap import BwrapConfig, BwrapSandboxEnvironment
 from sandboxes.bwrap import _jail as bwrap_jail
@@ -531,3 +532,96 @@ def test_concurrent_execs_are_each_supervised_or_never_run(make_jail: Factory, s
     example = list(unsupervised.items())[:3]
     _hole_unless(not unsupervised, f"{len(unsupervised)} ran though their exec failed: {example}")
     assert len(ran) > CONCURRENT // 2  # the positive control: most did start
+
+
+# A leader (its own session) forks until the sample's process limit refuses one, tells the
+# exec's process (which then exits) and takes every slot that comes free for 1.5 s more, then
+# waits; each child waits in its own session, the first one for 3 s (then exactly one slot is
+# free), the others and the leader for 8 s.
+FILL = r"""
+import os, sys, time
+r, w = os.pipe()
+if os.fork():
+    os.close(w)
+    print("full" if os.read(r, 1) else "none")
+    sys.exit(0)
+os.close(r)
+os.setsid()
+null = os.open("/dev/null", os.O_RDWR)
+for fd in (0, 1, 2):
+    os.dup2(null, fd)
+n, refused_at = 0, None
+while refused_at is None or time.time() - refused_at < 1.5:
+    try:
+        pid = os.fork()
+    except BlockingIOError:
+        if refused_at is None:
+            refused_at = time.time()
+            os.write(w, b"x")
+        time.sleep(0.002)
+        continue
+    if pid == 0:
+        os.setsid()
+        time.sleep(3.0 if n == 0 else 8.0)
+        os._exit(0)
+    n += 1
+os.wait()  # the first child: its slot is free once it is reaped
+time.sleep(8.0)
+"""
+
+
+def test_the_process_limit_reached_exactly_refuses_a_start_clearly_and_frees_with_one_slot(
+    make_jail: Factory, spawn_path: str
+):
+    """The sample fills its process limit (pids cgroup / RLIMIT_NPROC of its uid): an exec then
+    fails clearly ("cannot start the command", no hang, no result), a read_file too; once exactly
+    one slot is free a command that needs one process runs, and one that needs two reads as its
+    own fork failure."""
+    box = make_jail(max_processes=24)
+    filled = run(box.exec(["python3", "-c", FILL], timeout=20))
+    assert (filled.returncode, filled.stdout) == (0, "full\n"), filled
+    time.sleep(1.0)  # the leader takes the slots the exec's own processes left
+    started = time.monotonic()
+    with pytest.raises(SandboxUnavailableError, match="cannot start the command"):
+        run(box.exec(["echo", "hi"], timeout=5))
+    assert time.monotonic() - started < 1.5
+    deadline = time.monotonic() + 6.0
+    while True:  # the first child exits after 3 s: exactly one slot
+        try:
+            done = run(box.exec(["echo", "hi"], timeout=5))
+            break
+        except SandboxUnavailableError:
+            assert time.monotonic() < deadline, "no slot came free"
+            time.sleep(0.1)
+    assert (done.returncode, done.stdout) == (0, "hi\n"), done
+    two = run(box.exec(["sh", "-c", "ls /workspace >/dev/null && echo forked"], timeout=5))
+    assert two.stdout in ("", "forked\n") and (two.returncode == 0) == (two.stdout != ""), two
+
+
+def test_commands_started_at_once_see_only_their_own_three_descriptors(
+    make_jail: Factory, spawn_path: str
+):
+    """Commands started at the same moment (each spawn has its own error pipe and stdio pipes in
+    the server at that moment): each sees only its own stdin/stdout/stderr, and each its own
+    fresh group."""
+    box = make_jail(max_processes=128)
+    script = (
+        "import os\n"
+        "def is_open(fd):\n"
+        "    try:\n"
+        "        return os.fstat(fd) is not None\n"
+        "    except OSError:\n"
+        "        return False\n"
+        "fds = [int(fd) for fd in os.listdir('/proc/self/fd')]  # its own fd 3 closes again\n"
+        "print(' '.join(str(fd) for fd in sorted(fds) if is_open(fd)), os.getgid())\n"
+    )
+
+    async def all_at_once() -> list:
+        calls = [box.exec(["python3", "-c", script], concurrency=False) for _ in range(24)]
+        return await asyncio.gather(*calls)
+
+    outcomes = run(all_at_once())
+    fds = {done.stdout.rsplit(" ", 1)[0] for done in outcomes}
+    assert fds == {"0 1 2"}, [done.stdout for done in outcomes]
+    groups = [done.stdout.split()[-1] for done in outcomes]
+    assert len(set(groups)) == len(groups), groups
