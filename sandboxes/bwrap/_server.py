@@ -144,13 +144,6 @@ def _spawn_fast(cmd, env, cwd, uid, timeout=None):
     thread only, for this one spawn (credentials are per thread; the server's other threads and
     every command keep none). The trampoline reports a failure on a pipe, as CPython's child does;
     the same OSError a failed Popen raises is raised here."""
-    exe = os.fsencode(cmd[0])
-    if os.path.dirname(exe):
-        candidates = [exe]
-    else:
-        candidates = [os.path.join(os.fsencode(d), exe) for d in os.get_exec_path(env)]
-    if not candidates:
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cmd[0])
     err_read, err_write = os.pipe()
     try:
         _set_capabilities(_KEEP, permitted=_KEEP | (1 << _CAP_SETPCAP), inheritable=_SPAWN)
@@ -158,15 +151,11 @@ def _spawn_fast(cmd, env, cwd, uid, timeout=None):
             for cap in _SPAWN_CAPS:
                 if _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0:
                     raise OSError(ctypes.get_errno(), "PR_CAP_AMBIENT_RAISE failed")
-            argv = [
-                _TRAMPOLINE,
-                str(uid),
-                str(_exec_gid(uid)),
-                str(err_write),
-                str(len(candidates)),
-            ]
+            # the trampoline searches PATH itself, once it holds nothing (a long PATH would
+            # not fit as candidates in its arguments)
+            argv = [_TRAMPOLINE, str(uid), str(_exec_gid(uid)), str(err_write), "--"]
             proc = subprocess.Popen(
-                [*argv, *candidates, "--", *cmd],
+                [*argv, *cmd],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -186,7 +175,10 @@ def _spawn_fast(cmd, env, cwd, uid, timeout=None):
             except OSError:  # never serve on with a thread that could hand capabilities on
                 os._exit(70)
         # EOF once the command's exec closed the pipe; 8 bytes (step, errno) when it failed
-        ready, _, _ = select.select([err_read], [], [], timeout)
+        # poll, not select: the descriptor may be past FD_SETSIZE (many commands at once)
+        poller = select.poll()
+        poller.register(err_read, select.POLLIN)
+        ready = poller.poll(None if timeout is None else timeout * 1000)
         report = os.read(err_read, 8) if ready else None
     finally:
         os.close(err_read)

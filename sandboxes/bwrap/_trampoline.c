@@ -1,6 +1,6 @@
 /* bwrap-exec-trampoline: the persistent jail's exec server starts every command through this.
  *
- *     bwrap-exec-trampoline UID GID ERRFD N PATH_1 .. PATH_N -- ARGV_0 ARGV_1 ...
+ *     bwrap-exec-trampoline UID GID ERRFD -- ARGV_0 ARGV_1 ...
  *
  * Why it exists: the server (Python) can only change a child's uid in a full fork(), which costs
  * ~1-2 ms on a VM; CPython's vfork path refuses user=/group=. So the server vforks this binary with
@@ -11,11 +11,15 @@
  * GLIBC_TUNABLES, ...) is read while it still holds capabilities; the environment is handed to the
  * command untouched. Every step is checked: if any drop fails, the command is never executed.
  *
- * Steps: ERRFD close-on-exec; setgroups(0); setresgid(GID x3); setresuid(UID x3); drop every
- * capability from the bounding set; clear the ambient set; capset(0, 0, 0); then execve PATH_1..N
- * in turn (the server resolved the command on the command's PATH, as CPython does). On failure it
- * writes 8 bytes to ERRFD, the step (int32) and errno (int32), and exits 127; the server turns
- * them into the same error a failed Popen gives. On success ERRFD closes with the exec.
+ * The order keeps the process out of the sample's reach for as long as it holds a capability: its
+ * real and saved uids stay the server's (the kernel lets a process signal or trace another only
+ * when one of those is its own) until every set is empty.
+ *   ERRFD close-on-exec; setgroups(0); setresgid(GID x3); empty the bounding set; clear the
+ *   ambient set; setresuid(-1, UID, -1) (effective uid only); capset(0, 0, 0); setresuid(UID x3)
+ *   (needs no capability: UID is already one of its uids); then execve ARGV_0, searched on the
+ *   environment's PATH as CPython does when ARGV_0 has no '/' (PATH unset: /bin:/usr/bin).
+ * On failure it writes 8 bytes to ERRFD, the step (int32) and errno (int32), and exits 127; the
+ * server turns them into the same error a failed Popen gives. On success ERRFD closes with the exec.
  */
 
 #if defined(__x86_64__)
@@ -67,6 +71,7 @@ static long sys6(long n, long a, long b, long c, long d, long e, long f) {
 #define EINVAL 22
 #define ENOENT 2
 #define ENOTDIR 20
+#define ENAMETOOLONG 36
 
 /* the step a failure is reported with (the server's _server.py knows them by number) */
 enum { STEP_ARGS = 1, STEP_CLOEXEC, STEP_SETGROUPS, STEP_SETGID, STEP_SETUID, STEP_BOUNDING,
@@ -93,43 +98,74 @@ static void fail(long errfd, int step, long err) {
     for (;;) sys6(SYS_exit_group, 127, 0, 0, 0, 0, 0);
 }
 
+static const char *path_of(char **envp) {
+    for (; *envp; envp++) {
+        const char *e = *envp;
+        if (e[0] == 'P' && e[1] == 'A' && e[2] == 'T' && e[3] == 'H' && e[4] == '=') return e + 5;
+    }
+    return "/bin:/usr/bin";  /* CPython's os.defpath */
+}
+
+static int has_slash(const char *s) {
+    for (; *s; s++)
+        if (*s == '/') return 1;
+    return 0;
+}
+
+/* execve `cmd` as CPython's child does: a name with a '/' once, else each PATH folder in turn;
+ * returns the first error that is not "no such file" (else the last one) */
+static long exec_command(char **cmd, char **envp) {
+    static char buf[8192];
+    const char *name = cmd[0], *dirs;
+    long first = 0, last = ENOENT, r, n, i, len;
+    if (has_slash(name)) return -sys6(SYS_execve, (long)name, (long)cmd, (long)envp, 0, 0, 0);
+    for (len = 0; name[len]; len++) {}
+    dirs = path_of(envp);
+    for (;;) {
+        for (n = 0; dirs[n] && dirs[n] != ':'; n++) {}
+        if (n + 1 + len + 1 > (long)sizeof buf) {
+            r = -ENAMETOOLONG;
+        } else {
+            for (i = 0; i < n; i++) buf[i] = dirs[i];
+            if (n) buf[n++] = '/';  /* an empty folder is the current one: the bare name */
+            for (i = 0; i <= len; i++) buf[n + i] = name[i];
+            r = sys6(SYS_execve, (long)buf, (long)cmd, (long)envp, 0, 0, 0);
+        }
+        last = -r;
+        if (last != ENOENT && last != ENOTDIR && first == 0) first = last;
+        for (; *dirs && *dirs != ':'; dirs++) {}
+        if (!*dirs) break;
+        dirs++;
+    }
+    return first ? first : last;
+}
+
 __attribute__((used)) void trampoline_main(long *sp) {
     long argc = sp[0];
     char **argv = (char **)(sp + 1);
     char **envp = argv + argc + 1;
-    long uid, gid, errfd, n, r, i;
-    if (argc < 7) fail(-1, STEP_ARGS, EINVAL);
-    uid = parse(argv[1]), gid = parse(argv[2]), errfd = parse(argv[3]), n = parse(argv[4]);
-    if (uid <= 0 || gid <= 0 || errfd < 0 || n < 1 || 5 + n + 1 >= argc || !same(argv[5 + n], "--"))
-        fail(errfd, STEP_ARGS, EINVAL);
+    long uid, gid, errfd, r, i;
+    if (argc < 6) fail(-1, STEP_ARGS, EINVAL);
+    uid = parse(argv[1]), gid = parse(argv[2]), errfd = parse(argv[3]);
+    if (uid <= 0 || gid <= 0 || errfd < 0 || !same(argv[4], "--")) fail(errfd, STEP_ARGS, EINVAL);
 
     if ((r = sys6(SYS_fcntl, errfd, F_SETFD, FD_CLOEXEC, 0, 0, 0)) < 0) fail(errfd, STEP_CLOEXEC, r);
     if ((r = sys6(SYS_setgroups, 0, 0, 0, 0, 0, 0)) < 0) fail(errfd, STEP_SETGROUPS, r);
     if ((r = sys6(SYS_setresgid, gid, gid, gid, 0, 0, 0)) < 0) fail(errfd, STEP_SETGID, r);
-    if ((r = sys6(SYS_setresuid, uid, uid, uid, 0, 0, 0)) < 0) fail(errfd, STEP_SETUID, r);
     for (i = 0; i < 64; i++) {  /* EINVAL past the kernel's last capability */
         r = sys6(SYS_prctl, PR_CAPBSET_DROP, i, 0, 0, 0, 0);
         if (r < 0 && r != -EINVAL) fail(errfd, STEP_BOUNDING, r);
     }
     if ((r = sys6(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0)) < 0)
         fail(errfd, STEP_AMBIENT, r);
+    if ((r = sys6(SYS_setresuid, -1, uid, -1, 0, 0, 0)) < 0) fail(errfd, STEP_SETUID, r);
     {
         unsigned int header[2] = {0x20080522u, 0};  /* _LINUX_CAPABILITY_VERSION_3, this thread */
         unsigned int data[6] = {0, 0, 0, 0, 0, 0};   /* effective, permitted, inheritable x 2 */
         if ((r = sys6(SYS_capset, (long)header, (long)data, 0, 0, 0, 0)) < 0)
             fail(errfd, STEP_CAPSET, r);
     }
+    if ((r = sys6(SYS_setresuid, uid, uid, uid, 0, 0, 0)) < 0) fail(errfd, STEP_SETUID, r);
 
-    /* as CPython's child does: try each resolved path, report the first error that is not
-     * "no such file" (else the last one) */
-    {
-        long first = 0, last = ENOENT;
-        char **cmd = argv + 5 + n + 1;
-        for (i = 0; i < n; i++) {
-            r = sys6(SYS_execve, (long)argv[5 + i], (long)cmd, (long)envp, 0, 0, 0);
-            last = -r;
-            if (last != ENOENT && last != ENOTDIR && first == 0) first = last;
-        }
-        fail(errfd, STEP_EXEC, first ? first : last);
-    }
+    fail(errfd, STEP_EXEC, exec_command(argv + 5, envp));
 }

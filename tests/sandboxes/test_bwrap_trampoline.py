@@ -113,7 +113,7 @@ def test_the_trampoline_never_runs_a_command_it_could_not_drop_privileges_for(tm
     assert binary is not None
     marker = tmp_path / "ran"
     read_end, write_end = os.pipe()
-    argv = [str(binary), "6000", "1000000007", str(write_end), "1", "/bin/sh", "--"]
+    argv = [str(binary), "6000", "1000000007", str(write_end), "--"]
     argv += ["sh", "-c", f"touch {marker}"]
     # unprivileged (nobody, no capabilities): setgroups is refused, so nothing is executed
     prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
@@ -134,8 +134,9 @@ def test_the_trampoline_refuses_malformed_arguments(tmp_path):
     assert binary is not None
     for argv in (
         [],
-        ["0", "5", "3", "1", "/bin/true", "--", "true"],  # uid 0
-        ["6000", "5", "3", "1", "/bin/true", "true"],  # no "--"
-        ["6000", "5", "3", "x", "/bin/true", "--", "true"],  # count not a number
+        ["0", "5", "3", "--", "true"],  # uid 0
+        ["6000", "5", "3", "true"],  # no "--"
+        ["6000", "5", "x", "--", "true"],  # descriptor not a number
+        ["6000", "5", "3", "--"],  # no command
     ):
         assert subprocess.run([str(binary), *argv], timeout=30).returncode == 127, argv
