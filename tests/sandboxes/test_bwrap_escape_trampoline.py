@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from inspect_ai.util import SandboxUnavailableError
+from inspect_ai.util import ExecResult, SandboxUnavailableError
 
 from sandboxes.bwrap import BwrapConfig, BwrapSandboxEnvironment
 from sandboxes.bwrap import _jail as bwrap_jail
@@ -620,3 +620,44 @@ def test_commands_started_at_once_see_only_their_own_three_descriptors(
     assert fds == {"0 1 2"}, [done.stdout for done in outcomes]
     groups = [done.stdout.split()[-1] for done in outcomes]
     assert len(set(groups)) == len(groups), groups
+
+
+BURST = 300  # execs started in the same instant: more than the server's listen backlog (128)
+
+
+@pytest.mark.parametrize(
+    "spawn_path",
+    [
+        pytest.param(path, marks=_open_hole(
+            "both paths: a burst of more simultaneous execs than the server's listen backlog "
+            "(128) or its descriptors (RLIMIT_NOFILE = the sample's max_open_files) allow: "
+            "some raise JailGoneError ('dropped the request (Connection lost)': connect() past "
+            "a full backlog gives EAGAIN on a unix socket, which asyncio takes for a connect in "
+            "progress; the request never reached the server, the jail is fine), others read as "
+            "'exited 126' ('bwrap sandbox: true: Too many open files': a command that never "
+            "ran reads as one found but not executable) or 'exec server error: OSError(24)'"))
+        for path in PATHS
+    ],
+)  # fmt: skip
+def test_a_burst_of_execs_is_answered_by_each_commands_own_result(
+    make_jail: Factory, spawn_path: str
+):
+    """BURST execs of `true` at once (the host's gate off, as with a large max_subprocesses):
+    each reads as what `true` did (exit 0), a failure to start is never an exit code of the
+    command, and the jail is never reported gone."""
+    box = make_jail(max_processes=1024)
+
+    async def burst() -> list[object]:
+        calls = [box.exec(["true"], timeout=30, concurrency=False) for _ in range(BURST)]
+        return await asyncio.gather(*calls, return_exceptions=True)
+
+    outcomes = run(burst())
+    assert all(isinstance(got, (ExecResult, SandboxUnavailableError)) for got in outcomes), {
+        repr(got)[:200] for got in outcomes
+    }
+    wrong = {
+        repr(got)[:200] for got in outcomes if not (isinstance(got, ExecResult) and got.success)
+    }
+    _hole_unless(not wrong, wrong)
+    after = run(box.exec(["echo", "fine"]))
+    assert after.stdout == "fine\n"
