@@ -263,7 +263,12 @@ def _tree(leader):
 def _kill_tree(leader):
     """SIGKILL the command's tree until nothing of it is left (a fork bomb keeps forking)."""
     for _ in range(_KILL_ROUNDS):
-        victims = _tree(leader)  # before the kill: a dead parent's children lose their ppid link
+        try:
+            victims = _tree(
+                leader
+            )  # before the kill: a dead parent's children lose their ppid link
+        except OSError:  # out of descriptors to read /proc: the group now, the tree next round
+            victims = {leader}
         try:
             os.killpg(leader, signal.SIGKILL)
         except OSError:
@@ -316,6 +321,43 @@ def _start(req, uid):
     )
 
 
+# commands starting at once: a start holds ~11 descriptors for a moment, and hundreds of threads
+# each taking some and failing for the rest would starve one another (livelock)
+_STARTING = threading.BoundedSemaphore(4)
+
+
+def _start_when_descriptors_allow(req, uid, timeout):
+    """_start and the command's selector, waiting (up to the command's timeout) while this process
+    is out of descriptors: many commands at once hold ~6 each here, and free them as they end."""
+    deadline = time.monotonic() + timeout
+    while True:
+        sel = None
+        try:
+            with _STARTING:
+                sel = selectors.DefaultSelector()  # before the start: a failure leaves nothing
+                return _start(req, uid), sel
+        except OSError as ex:
+            if sel is not None:
+                sel.close()
+            out_of_fds = ex.filename is None and ex.errno in (errno.EMFILE, errno.ENFILE)
+            if not out_of_fds or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
+
+
+def _pidfd(pid):
+    """A pidfd on the started command, waiting a moment for a free descriptor; None if none came
+    (the caller then kills the command's group, which needs none)."""
+    for _ in range(200):
+        try:
+            return os.pidfd_open(pid)
+        except OSError as ex:
+            if ex.errno not in (errno.EMFILE, errno.ENFILE):
+                raise
+            time.sleep(0.005)
+    return None
+
+
 def _serve(conn, uid):
     n = struct.unpack(">I", _recv_exact(conn, 4))[0]
     req = json.loads(_recv_exact(conn, n))
@@ -326,7 +368,7 @@ def _serve(conn, uid):
         return
     cap, timeout = int(req["cap"]), float(req["timeout"])
     try:
-        proc = _start(req, uid)
+        proc, sel = _start_when_descriptors_allow(req, uid, timeout)
     except TimeoutError:  # the trampoline was stopped before its exec (_spawn_fast)
         _reply(conn, {"status": "timeout"})
         return
@@ -334,6 +376,10 @@ def _serve(conn, uid):
         _reply(conn, {"status": "error", "message": f"cannot start the command: {ex}"})
         return
     except OSError as ex:  # like a shell: 127 not found, 126 not executable, 1 for a bad cwd
+        if ex.filename is None and ex.errno in (errno.EMFILE, errno.ENFILE, errno.ENOMEM):
+            # the server's own resources (pipes for the command), not the command's
+            _reply(conn, {"status": "error", "message": f"cannot start the command: {ex}"})
+            return
         if ex.filename == req["cwd"]:
             code = 1
         else:
@@ -345,10 +391,17 @@ def _serve(conn, uid):
             _reply(conn, {"status": "exited", "returncode": code}, b"", message.encode())
         return
     leader = proc.pid
-    pidfd = os.pidfd_open(proc.pid)
+    pidfd = _pidfd(leader)
+    if pidfd is None:  # out of descriptors: never leave a started command unsupervised
+        _kill_tree(leader)
+        proc.wait()
+        sel.close()
+        for f in (proc.stdin, proc.stdout, proc.stderr):
+            f.close()
+        _reply(conn, {"status": "error", "message": "cannot watch the command: out of files"})
+        return
     outs = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
     names = {proc.stdout.fileno(): "stdout", proc.stderr.fileno(): "stderr"}
-    sel = selectors.DefaultSelector()
     for fd in outs:
         sel.register(fd, selectors.EVENT_READ)
     sel.register(pidfd, selectors.EVENT_READ)
@@ -449,7 +502,9 @@ def main():
     os.umask(0o077)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
-    listener.listen(128)
+    # a long backlog: past a full one a unix connect gets EAGAIN, which asyncio's client reads
+    # as a connect in progress and then as a lost connection (the kernel caps it at somaxconn)
+    listener.listen(4096)
     os.umask(_UMASK)
     os.write(1, b"ready trampoline\n" if _fast_spawn else b"ready fork\n")
     devnull = os.open("/dev/null", os.O_WRONLY)
@@ -466,6 +521,18 @@ class _Pool:
     idle = 0
 
 
+def _accept(listener):
+    """The next connection; out of descriptors (pipes still drained, say) it waits and tries
+    again rather than let the acceptor thread die."""
+    while True:
+        try:
+            return listener.accept()[0]
+        except OSError as ex:
+            if ex.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                raise
+            time.sleep(0.01)
+
+
 def _acceptor(listener, uid):
     """Accept a connection and serve it in this thread (no wake-up of another thread on the path
     of a request). A few threads wait in accept() at all times: only when the last idle one takes
@@ -478,7 +545,7 @@ def _acceptor(listener, uid):
         with _Pool.lock:
             _Pool.idle += 1
         try:
-            conn, _ = listener.accept()
+            conn = _accept(listener)
         finally:
             with _Pool.lock:
                 _Pool.idle -= 1
