@@ -51,6 +51,7 @@ def task_readme_rows(r: dict[str, Any]) -> list[str]:
         f"ratio {r['bench']['ratio']:.2f}",
         f"verdicts agree on {r['bench']['agree'][0]}/{r['bench']['agree'][1]}",
         *_heldout_rows(r.get("outside_heldout")),
+        *_second_look_rows(r.get("outside_heldout_2")),
     ]
 
 
@@ -70,6 +71,33 @@ def _heldout_rows(h: dict[str, Any] | None) -> list[str]:
             f"| {rate(after['correct_rejected'])} |"
         )
     return rows
+
+
+def _second_look_rows(h: dict[str, Any] | None) -> list[str]:
+    """The second look at the test projects (issue 27): the dev-chosen domain rule applied."""
+    if h is None:
+        return []
+    before, after = h["test_before"], h["test_after"]
+    label = "test projects (second look)"
+    return [
+        f"| {label}: outside **{kind}** patches rejected | {rate(before[key])} | {rate(after[key])} |"
+        for kind, key in (("wrong", "wrong_rejected"), ("correct", "correct_rejected"))
+    ]
+
+
+def _second_look_sentence(h: dict[str, Any] | None) -> str:
+    if h is None:
+        return ""
+    after = h["test_after"]
+    wrong, correct = after["wrong_rejected"], after["correct_rejected"]
+    met = "met" if wrong[0] >= 0.8 * wrong[1] else "not met"
+    return (
+        f" A second look at the test projects, after the rule chosen on dev (an input domain "
+        f"covers what the function's documentation admits) was applied to their domains from "
+        f"documentation alone ({h['domains_widened']} of {h['instances']} widened): "
+        f"{wrong[0]}/{wrong[1]} = {percent(wrong)} rejected, {correct[0]} of {correct[1]} "
+        f"correct ones (goal 80 %: {met}; a second look, no longer a first-look held-out rate)."
+    )
 
 
 def readme_paragraph(r: dict[str, Any]) -> str:
@@ -96,7 +124,8 @@ def readme_paragraph(r: dict[str, Any]) -> str:
         f"patches went from {test_b[0]}/{test_b[1]} to **{test_a['wrong_rejected'][0]}/{test_a['wrong_rejected'][1]} = "
         f"{percent(test_a['wrong_rejected'])}** "
         f"rejected, {test_a['correct_rejected'][0]} of {test_a['correct_rejected'][1]} correct "
-        f"ones (goal 80 %: not met held out). The paper's own re-ranking "
+        f"ones (goal 80 %: not met held out).{_second_look_sentence(r.get('outside_heldout_2'))} "
+        f"The paper's own re-ranking "
         f"is reproduced from its published results (19.73 % pooled, Spearman ρ 0.840). Every "
         f"number: `tasks/swe_abs/results.json`."
     )
