@@ -88,6 +88,7 @@ _KEEP = (1 << _CAP_DAC_READ_SEARCH) | (1 << _CAP_KILL) | (1 << _CAP_SETGID) | (1
 _TRAMPOLINE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bwrap-exec-trampoline")
 _SPAWN_CAPS = (_CAP_SETUID, _CAP_SETGID, _CAP_SETPCAP)
 _SPAWN = sum(1 << c for c in _SPAWN_CAPS)
+_KEEP_FAST = _KEEP | (1 << _CAP_SETPCAP)  # permitted with the trampoline (SETPCAP not effective)
 _STEP_EXEC = 9  # the trampoline's last step (see _trampoline.c)
 _fast_spawn = False  # set once at start-up, by the trampoline's self-test
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -119,7 +120,7 @@ def _restrict_capabilities(uid):
     global _fast_spawn
     if os.access(_TRAMPOLINE, os.X_OK):
         _drop_bounding(keep=_SPAWN)
-        _set_capabilities(_KEEP | (1 << _CAP_SETPCAP), inheritable=0)
+        _set_capabilities(_KEEP_FAST)
         _fast_spawn = True
         try:
             proc = _spawn_fast(["/bin/sh", "-c", "exit 0"], {"PATH": "/usr/bin:/bin"}, "/", uid)
@@ -128,10 +129,10 @@ def _restrict_capabilities(uid):
         except Exception:  # noqa: BLE001 - any failure: the fork path, with nothing kept
             _fast_spawn = False
     if not _fast_spawn:
-        _set_capabilities(_KEEP | (1 << _CAP_SETPCAP))
+        _set_capabilities(_KEEP_FAST)
         _drop_bounding()
     # SETPCAP stays permitted (not effective) only for the trampoline's ambient set
-    _set_capabilities(_KEEP, permitted=_KEEP | ((1 << _CAP_SETPCAP) if _fast_spawn else 0))
+    _set_capabilities(_KEEP, permitted=_KEEP_FAST if _fast_spawn else _KEEP)
 
 
 class _SpawnStepError(OSError):
@@ -146,7 +147,7 @@ def _spawn_fast(cmd, env, cwd, uid, timeout=None):
     the same OSError a failed Popen raises is raised here."""
     err_read, err_write = os.pipe()
     try:
-        _set_capabilities(_KEEP, permitted=_KEEP | (1 << _CAP_SETPCAP), inheritable=_SPAWN)
+        _set_capabilities(_KEEP, permitted=_KEEP_FAST, inheritable=_SPAWN)
         try:
             for cap in _SPAWN_CAPS:
                 if _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0:
@@ -171,7 +172,7 @@ def _spawn_fast(cmd, env, cwd, uid, timeout=None):
             try:
                 if _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0:
                     raise OSError(ctypes.get_errno(), "PR_CAP_AMBIENT_CLEAR_ALL failed")
-                _set_capabilities(_KEEP, permitted=_KEEP | (1 << _CAP_SETPCAP), inheritable=0)
+                _set_capabilities(_KEEP, permitted=_KEEP_FAST)
             except OSError:  # never serve on with a thread that could hand capabilities on
                 os._exit(70)
         # EOF once the command's exec closed the pipe; 8 bytes (step, errno) when it failed
