@@ -149,6 +149,20 @@ class AnalyseStage(StageBase):
                     "timeout": 120,
                 }
             )
+        if spec is not None and "foreign" in cfg.tests_from and cfg.foreign_tests > 0:
+            jobs.append(
+                {
+                    "id": "foreign",
+                    "kind": "foreign",
+                    "spec": spec,
+                    "base_variant": {"files": {p: ws.texts.get(p, "") for p in self.sources}},
+                    "targets": sorted(self.targets),
+                    "max_examples": cfg.foreign_examples,
+                    "max_tests": cfg.foreign_tests,
+                    "test_name": "test_swe_abs_foreign",
+                    "timeout": 120,
+                }
+            )
         res = await ws.run_plan(
             "repo", self.test_files, self.sources, jobs, timeout=cfg.plan_timeout
         )
@@ -209,7 +223,8 @@ class AnalyseStage(StageBase):
                 self._add_test("differential", r["test"], target=mid)
             else:
                 rec.note = "disagreement found but not expressible as test code"
-        for r in [*self.diff_results.values(), results.get("explore") or {}]:
+        foreign = results.get("foreign") or {}
+        for r in [*self.diff_results.values(), results.get("explore") or {}, foreign]:
             for type_name, n in (r.get("unexpressible") or {}).items():
                 self.out.unexpressible[type_name] = self.out.unexpressible.get(type_name, 0) + n
         explore = results.get("explore") or {}
@@ -217,5 +232,10 @@ class AnalyseStage(StageBase):
             self.out.notes.append(f"explore: {explore['error']}")
         for item in explore.get("tests") or []:
             self._add_test("explore", item["test"], target=f"lines {item['lines']}")
+        if foreign.get("error"):
+            self.out.notes.append(f"foreign: {foreign['error']}")
+        for item in foreign.get("tests") or []:
+            target = f"{item['rule']}: {item['slot']} <- {item['kind']} raises {item['raises']}"
+            self._add_test("foreign", item["test"], target=target)
         self.cand_results = {k: v for k, v in results.items() if k.startswith("cand-")}
         return results

@@ -81,9 +81,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
     ),
     Deviation(
         "model_free_tests: besides (or instead of) the model test writer, tests come from "
-        "Hypothesis: characterisation tests of the gold patch (stage 1) and the first "
-        "disagreement with a surviving mutant (stage 3), each input domain hand-written per "
-        "instance",
+        "Hypothesis: characterisation tests of the gold patch (stage 1), the first "
+        "disagreement with a surviving mutant (stage 3) and the gold code's rejections of "
+        "foreign inputs (foreign_tests), each input domain hand-written per instance",
         lambda cfg: cfg.tests_from in ("model_free", "both"),
     ),
     Deviation(
@@ -97,10 +97,10 @@ DEVIATIONS: tuple[Deviation, ...] = (
     ),
 )
 _TESTS_FROM = {
-    "model_free": {"differential", "explore"},
+    "model_free": {"differential", "explore", "foreign"},
     "model": {"model"},
     "none": set(),
-    "both": {"differential", "explore", "model"},
+    "both": {"differential", "explore", "foreign", "model"},
 }
 _MUTANTS_FROM = {"operators": {"operators"}, "model": {"model"}, "both": {"operators", "model"}}
 
@@ -125,6 +125,8 @@ class SweAbsConfig:
     flaky_reruns: gold runs of the new suite (a test whose status varies is flaky, excluded).
     differential_examples: Hypothesis examples per surviving mutant. explore_examples: examples
     of the characterisation search. explore_tests: characterisation tests kept per instance.
+    foreign_tests: tests pinning the gold code's rejections of foreign inputs per instance (0:
+    none; see the task README).
     max_tokens: generation cap of every model call. test_timeout: seconds for one test run of
     one variant (a mutant gets 10x its covering tests' clean time + 1 s, at most this).
     sandbox: bwrap (default), docker or local (no isolation; debugging only). repo_dir: where a
@@ -152,6 +154,7 @@ class SweAbsConfig:
     differential_examples: int = 200
     explore_examples: int = 300
     explore_tests: int = 100
+    foreign_tests: int = 40
     max_tokens: int = 1024
     test_timeout: int = 60
     sandbox: Literal["bwrap", "docker", "local"] = "bwrap"
@@ -176,6 +179,7 @@ class SweAbsConfig:
             differential_examples=self.differential_examples,
             explore_examples=self.explore_examples,
             explore_tests=self.explore_tests,
+            foreign_tests=self.foreign_tests,
             flaky_reruns=self.flaky_reruns,
             job_timeout=float(self.test_timeout),
             mutant_timeout=float(self.test_timeout),
@@ -293,6 +297,7 @@ def swe_abs(
     differential_examples: int = 200,
     explore_examples: int = 300,
     explore_tests: int = 100,
+    foreign_tests: int = 40,
     max_tokens: int = 1024,
     test_timeout: int = 60,
     sandbox: Literal["bwrap", "docker", "local"] = "bwrap",

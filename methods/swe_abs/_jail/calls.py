@@ -14,16 +14,17 @@ from typing import Any
 from .values import Observation, expression, outcome, subclassed
 
 
-def strategies(spec: dict[str, Any]) -> dict[str, Any]:
+def strategies(spec: dict[str, Any], subclasses: bool = True) -> dict[str, Any]:
     """name → strategy: the declared one, or (drawn second, so examples shrink towards the
-    declared values) the same values as instances of subclasses of their built-in types."""
+    declared values) the same values as instances of subclasses of their built-in types
+    (``subclasses=False``: the declared one alone)."""
     from hypothesis import strategies as st
 
     env = {"st": st}
     out = {}
     for name, expr in spec["args"].items():
         declared = eval(expr, env)  # noqa: S307 - the instance's own spec
-        out[name] = st.one_of(declared, declared.map(subclassed))
+        out[name] = st.one_of(declared, declared.map(subclassed)) if subclasses else declared
     return out
 
 
@@ -109,12 +110,21 @@ class Caller:
         self.names = list(spec["args"])
 
     def observe(self, kwargs: dict[str, Any], form: int, limit: float) -> Observation:
-        env = {k: fresh_copy(v) for k, v in kwargs.items()}
-        code = self.codes[form]
+        return self.observe_code(kwargs, self.codes[form], limit)
+
+    def observe_code(
+        self, kwargs: dict[str, Any], code: Any, limit: float, on_raise: Any = None,
+        names: dict[str, Any] | None = None,
+    ) -> Observation:  # fmt: skip
+        """One call of compiled ``code`` (a form of the call, or another expression over the
+        same arguments) on fresh copies of the arguments; ``names`` are further names the
+        expression may read (the emitted test module's helpers)."""
+        env = {**(names or {}), **{k: fresh_copy(v) for k, v in kwargs.items()}}
         return outcome(
             lambda: eval(code, self.namespace, env),  # noqa: S307
             limit,
             lambda: {k: env[k] for k in self.names if _mutable(kwargs[k])},
+            on_raise,
         )
 
 
@@ -178,18 +188,18 @@ def _expr(value: Any) -> str:
 
 def emit_test(
     spec: dict[str, Any], caller: Caller, kwargs: dict[str, Any], form: int, ref: Observation,
-    name: str,
+    name: str, call_text: str | None = None,
 ) -> str | None:  # fmt: skip
     """The regression test pinning ``ref`` (the reference's observation) on these arguments and
-    form of the call; None for a timeout. Raises :class:`Unexpressible` when a value has no
-    expression as code."""
+    form of the call (or ``call_text``, another expression over them); None for a timeout.
+    Raises :class:`Unexpressible` when a value has no expression as code."""
     kind, value, state = ref
     if kind not in ("ok", "raise"):
         return None
     lines = [f"def {name}():"]
     lines += [f"    {stmt}" for stmt in spec.get("setup", "").splitlines() if stmt.strip()]
     lines += [f"    {key} = {_expr(v)}" for key, v in kwargs.items()]
-    call = caller.forms[form]
+    call = caller.forms[form] if call_text is None else call_text
     if kind == "ok":
         lines.append(f"    assert _swe_abs_eq(_swe_abs_norm({call}), {_expr(value)})")
     else:

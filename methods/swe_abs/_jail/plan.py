@@ -11,10 +11,16 @@ from .child import run_child
 from .glue import STATUS_PASSED
 from .job_differential import job_differential
 from .job_explore import job_explore
+from .job_foreign import job_foreign
 from .job_tests import job_tests
 from .swap import Runner
 
-JOBS = {"tests": job_tests, "differential": job_differential, "explore": job_explore}
+JOBS = {
+    "tests": job_tests,
+    "differential": job_differential,
+    "explore": job_explore,
+    "foreign": job_foreign,
+}
 
 
 def killed(result: dict[str, Any]) -> bool:
@@ -87,7 +93,9 @@ def run_jobs(runner: Runner) -> None:
     global RUNNER
     RUNNER = runner
     runner.functions()  # index once, in the warm parent
-    if any(job["kind"] in ("differential", "explore") for job in runner.plan.get("jobs", [])):
+    if any(
+        job["kind"] in ("differential", "explore", "foreign") for job in runner.plan.get("jobs", [])
+    ):
         import hypothesis  # noqa: F401 - imported once here, not in every child
 
     results: dict[str, Any] = {}

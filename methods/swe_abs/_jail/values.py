@@ -110,6 +110,46 @@ def _swe_abs_eq(a, b):
         return repr(a) == repr(b)
 
 
+class _SweAbsBoom(Exception):
+    """Raised by the foreign probe's failing callables and iterables: a caller's own error."""
+
+
+class _SweAbsFailingIterable:
+    """An iterable that yields its items, then raises (each iteration starts afresh)."""
+
+    def __init__(self, items, error=_SweAbsBoom):
+        self.items, self.error = list(items), error
+
+    def __iter__(self):
+        yield from self.items
+        raise self.error("_swe_abs")
+
+    def __repr__(self):
+        return f"_SweAbsFailingIterable({self.items!r}, {self.error.__name__})"
+
+    def __eq__(self, other):
+        return type(other) is type(self) and (other.items, other.error) == (self.items, self.error)
+
+
+class _SweAbsFailingCallable:
+    """A callable that raises whatever it is called with."""
+
+    def __init__(self, error=_SweAbsBoom):
+        self.error = error
+
+    def __call__(self, *args, **kwargs):
+        raise self.error("_swe_abs")
+
+    def __repr__(self):
+        return f"_SweAbsFailingCallable({self.error.__name__})"
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.error is self.error
+
+    def __hash__(self):
+        return hash(self.error)
+
+
 def _swe_abs_exc(module, qualname):
     """The exception class ``module.qualname`` (for pytest.raises in a generated test)."""
     import importlib
@@ -125,6 +165,25 @@ equal = _ns["_swe_abs_eq"]
 SUBCLASSES: dict[type, type] = _ns["_SWE_ABS_SUBCLASSES"]
 _BASE = _ns["_swe_abs_base"]
 _SUBCLASS_NAMES = {sub: sub.__name__ for sub in SUBCLASSES.values()}
+BOOM: type[Exception] = _ns["_SweAbsBoom"]
+HELPERS: dict[str, Any] = {
+    k: _ns[k] for k in ("_SweAbsBoom", "_SweAbsFailingIterable", "_SweAbsFailingCallable")
+}
+"""The names a foreign value's expression reads, as the emitted test module defines them."""
+_FAILING_ITERABLE: type = _ns["_SweAbsFailingIterable"]
+_FAILING_CALLABLE: type = _ns["_SweAbsFailingCallable"]
+
+
+def failing_iterable(items: Any, error: type[Exception] | None = None) -> Any:
+    """An iterable of ``items`` that raises ``error`` (the caller's own :data:`BOOM` by
+    default) after the last one; it has an expression as test code."""
+    return _FAILING_ITERABLE(items, error or BOOM)
+
+
+def failing_callable(error: type[Exception] | None = None) -> Any:
+    """A callable that raises ``error`` (:data:`BOOM` by default); it has an expression."""
+    return _FAILING_CALLABLE(error or BOOM)
+
 
 Observation = tuple[str, Any, Any]
 
@@ -141,9 +200,10 @@ def exception_type(exc: BaseException) -> tuple[str, str]:
     return type(exc).__module__, type(exc).__qualname__
 
 
-def outcome(call: Any, limit: float, state: Any = None) -> Observation:
+def outcome(call: Any, limit: float, state: Any = None, on_raise: Any = None) -> Observation:
     """Observe one call: ``call()`` under a ``limit`` in seconds, then ``state()`` (the
-    arguments after the call, or None). A timeout anywhere is ``("timeout", None, None)``."""
+    arguments after the call, or None). A timeout anywhere is ``("timeout", None, None)``.
+    ``on_raise`` (when given) sees the exception the call raised, traceback and all."""
     signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, limit)
     try:
@@ -155,6 +215,8 @@ def outcome(call: Any, limit: float, state: Any = None) -> Observation:
             kind, value = "raise", ("builtins", "RecursionError")
         except Exception as exc:  # noqa: BLE001 - the candidate's exception is the observation
             kind, value = "raise", exception_type(exc)
+            if on_raise is not None:
+                on_raise(exc)
         try:
             after = normalise(state()) if state is not None else None
         except CallTimeout:
@@ -223,6 +285,11 @@ def _build(value: Any, depth: int) -> str | None:
         if value.ndim != 1 or value.format != "B":
             return None
         return f"memoryview({value.tobytes()!r})"
+    if t is _FAILING_ITERABLE:
+        inner = _build(value.items, depth + 1)
+        return None if inner is None else f"{t.__name__}({inner}, {value.error.__name__})"
+    if t is _FAILING_CALLABLE:
+        return f"{t.__name__}({value.error.__name__})"
     if t.__module__ == "collections" and t.__name__ in ("OrderedDict", "defaultdict", "deque"):
         return f"_swe_abs_collections.{repr(value)}"
     return None

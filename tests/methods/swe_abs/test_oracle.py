@@ -40,6 +40,19 @@ def humanize(word):
     if word.endswith("_id"):
         word = word[:-3]
     return word.replace("_", " ")
+
+
+def pick(algorithm="modern"):
+    if algorithm not in ("legacy", "modern"):
+        raise ValueError("algorithm must be 'legacy' or 'modern'")
+    return algorithm.upper()
+
+
+def total(seq, start=0):
+    acc = start
+    for x in seq:
+        acc = acc + x
+    return acc
 """
 TESTS = """\
 from pkg.mod import add_key, size, to_bytes
@@ -149,8 +162,37 @@ _EXPLORE_ENDS = {
     "uncovered_from": {"job": "gold", "targets": {"pkg/mod.py": [23, 24, 25, 26]}},
     "timeout": 120,
 }  # fmt: skip
+
+
+def _foreign(job_id: str, call: str, args: dict[str, str], base: dict[str, Any]) -> dict:
+    return {
+        "id": job_id,
+        "kind": "foreign",
+        "spec": {"setup": "from pkg import mod", "call": call, "args": args},
+        "base_variant": base,
+        "targets": ["pkg/mod.py"],
+        "max_examples": 20,
+        "max_tests": 40,
+        "test_name": f"test_{job_id}",
+        "timeout": 120,
+    }
+
+
+# before the fix: pick() validated nothing; total() returned `start` for a None sequence
+_PICK_BEFORE = _variant(
+    '    if algorithm not in ("legacy", "modern"):\n'
+    "        raise ValueError(\"algorithm must be 'legacy' or 'modern'\")\n",
+    "",
+)
+_TOTAL_BEFORE = _variant(
+    "    acc = start\n", "    if seq is None:\n        return start\n    acc = start\n"
+)
 _JOBS = [
     _GOLD,
+    _foreign("pick", "mod.pick(a)", {"a": "st.sampled_from(['legacy', 'modern'])"}, _PICK_BEFORE),
+    _foreign("total", "mod.total(seq, start)",
+             {"seq": "st.lists(st.integers(-3, 3), max_size=3)", "start": "st.integers(0, 2)"},
+             _TOTAL_BEFORE),
     _EXPLORE_ENDS,
     {**_diff("mod.to_bytes(s)", {"s": TEXT_OR_BYTES},
              _variant('raise TypeError("not text or bytes")', 'raise AttributeError("no")')),
@@ -259,3 +301,77 @@ def test_explore_keeps_inputs_where_plausible_wrong_fixes_differ(jobs):
     }
     missed = [k for k, f in wrong.items() if all(f(w) == _humanize(w) for w in inputs)]
     assert not missed, (missed, inputs)
+
+
+# ------------------------------------------ the gold code's rejections of foreign inputs, pinned
+def _emitted(tests: list[dict[str, Any]], **where: str) -> list[dict[str, Any]]:
+    return [t for t in tests if all(t[k] == v for k, v in where.items())]
+
+
+def test_foreign_explicit_rejections_are_pinned_whatever_the_code_before(jobs):
+    """pick() validates by a raise statement (the fix itself: nothing validated before), so
+    None, bytes and a list in place of the algorithm are pinned as ValueError."""
+    tests = jobs["pick"]["tests"]
+    for kind in ("none", "bytes", "in_list"):
+        found = _emitted(tests, kind=kind, rule="explicit", raises="builtins.ValueError")
+        assert found, (kind, tests)
+        assert "pytest.raises(ValueError)" in found[0]["test"]
+    assert "mod.pick(None)" in _emitted(tests, kind="none")[0]["test"]
+
+
+def test_foreign_errors_are_pinned_only_where_the_code_before_agreed(jobs):
+    r = jobs["total"]
+    tests = r["tests"]
+    # the caller's own failing iterable comes through, before the fix and after it
+    prop = _emitted(tests, slot="arg0", kind="failing_iterable", rule="propagated")
+    assert prop and "pytest.raises(_SweAbsBoom)" in prop[0]["test"], tests
+    assert "_SweAbsFailingIterable([" in prop[0]["test"]
+    # an error inside the function that the code before the fix raised too
+    assert _emitted(tests, slot="arg1", kind="text", rule="unchanged", raises="builtins.TypeError")
+    # a None sequence: gold raises TypeError, the code before returned `start`: not pinned
+    assert not _emitted(tests, slot="arg0", kind="none"), tests
+    assert r["not_pinned"] >= 1 and r["returned"] >= 1, r  # an empty seq with start=None returns
+    assert r["examples"] >= 1 and r["timeouts"] == 0
+
+
+_WRONG_TOTALS = {
+    "swallows the caller's error": ("    for x in seq:\n        acc = acc + x\n",
+        "    try:\n        for x in seq:\n            acc = acc + x\n    except Exception:\n"
+        "        pass\n"),
+    "coerces text": ("        acc = acc + x\n", "        acc = (int(acc) if isinstance(acc, str) "
+                     "else acc) + x\n"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("wrong", sorted(_WRONG_TOTALS))
+def test_foreign_tests_pass_on_gold_and_reject_wrong_fixes(jobs, tmp_path, monkeypatch, wrong):
+    """The emitted tests as pytest runs them: every one passes on the gold module, and a wrong
+    fix that changes a pinned rejection fails at least one."""
+    import sys
+
+    from methods.swe_abs._jail.values import NORMALISE_SOURCE
+
+    old, new = _WRONG_TOTALS[wrong]
+    failures = {}
+    for label, source in (("gold", MOD), ("wrong", MOD.replace(old, new))):
+        root = tmp_path / label
+        (root / "pkg").mkdir(parents=True)
+        (root / "pkg" / "__init__.py").write_text("")
+        (root / "pkg" / "mod.py").write_text(source)
+        monkeypatch.syspath_prepend(str(root))
+        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            monkeypatch.delitem(sys.modules, name)
+        ns: dict[str, Any] = {"pytest": pytest}
+        exec(NORMALISE_SOURCE, ns)
+        failed = 0
+        for t in jobs["total"]["tests"]:
+            exec(t["test"], ns)
+            name = t["test"].split("def ", 1)[1].split("(", 1)[0]
+            try:
+                ns[name]()
+            except (AssertionError, pytest.fail.Exception, Exception):  # noqa: BLE001
+                failed += 1
+        failures[label] = failed
+        monkeypatch.syspath_prepend(str(tmp_path))  # keep the order stable between rounds
+    assert failures["gold"] == 0, failures
+    assert failures["wrong"] >= 1, failures

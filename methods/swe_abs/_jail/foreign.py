@@ -1,0 +1,150 @@
+"""Foreign inputs: a value outside the declared domain put in place of one argument of the call to
+the function under test (None, the other of str/bytes, a bytearray, a number as text, a scalar in
+a list, a sequence whose iteration fails, a container with an unhashable first item, a callable
+that fails), and where the reference's rejection of such an input comes from.
+
+A rejection is worth pinning when a correct fix must keep it:
+
+- ``explicit``: the function under test raised it itself, by a ``raise`` statement in a target
+  file (validation the reference does on purpose, the fix's own included);
+- ``propagated``: the caller's own failure (a failing iterable or callable passed in) came
+  through, in the reference and in the tree before the fix alike;
+- ``unchanged``: an error inside a target file (not by a ``raise``), of the same type before the
+  fix: behaviour the fix did not touch.
+
+Anything else (the reference returns, or fails outside the target files) is not pinned: on an
+input the function never documented, a correct fix may do otherwise. Nothing here depends on any
+instance."""
+
+from __future__ import annotations
+
+import ast
+import dis
+import inspect
+import os
+import types
+from typing import Any, Literal
+
+from .values import expression
+
+Site = Literal["explicit", "propagated", "inside", "outside"]
+_RAISE_OPS = frozenset({"RAISE_VARARGS"})
+_CALLER_OWN = ("_SweAbsFailingIterable", "_SweAbsFailingCallable")
+
+
+def _callee_file(func: Any) -> str | None:
+    """The file that defines the code a call of ``func`` runs (a class: its ``__init__``)."""
+    if inspect.isclass(func):
+        func = func.__dict__.get("__init__") or getattr(func, "__init__", None)
+    func = inspect.unwrap(func) if callable(func) else func
+    code = getattr(func, "__code__", None)
+    return os.path.abspath(code.co_filename) if isinstance(code, types.CodeType) else None
+
+
+def target_calls(
+    tree: ast.Expression, namespace: dict[str, Any], targets: set[str]
+) -> list[ast.Call]:
+    """The calls in ``tree`` whose callee (evaluated in the set-up's namespace) is defined in a
+    target file, outermost first."""
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        try:
+            func = eval(compile(ast.Expression(node.func), "<callee>", "eval"), dict(namespace))  # noqa: S307
+        except Exception:  # noqa: BLE001 - a callee bound per example: not a target we can name
+            continue
+        if _callee_file(func) in targets:
+            out.append(node)
+    return out
+
+
+def argument_slots(call: ast.Call) -> list[tuple[str, ast.expr]]:
+    """(label, expression) of each argument that can be replaced: positionals by index, keywords
+    by name (``*args`` and ``**kwargs`` are left as they are)."""
+    slots: list[tuple[str, ast.expr]] = []
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break  # positions after a starred argument depend on the example
+        slots.append((f"arg{i}", arg))
+    slots += [(f"kw:{k.arg}", k.value) for k in call.keywords if k.arg is not None]
+    return slots
+
+
+def replacements(value: Any) -> list[tuple[str, str]]:
+    """(kind, code) of the foreign values put in place of an argument whose value is ``value``;
+    only those with an expression as test code."""
+    out: list[tuple[str, str | None]] = []
+    if value is not None and not isinstance(value, bool):
+        out.append(("none", "None"))
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, str):
+        out += [("bytes", expression(value.encode("utf-8"))), ("in_list", _in_list(value))]
+    elif isinstance(value, bytes):
+        out += [("text", expression(value.decode("latin-1"))),
+                ("bytearray", expression(bytearray(value)))]  # fmt: skip
+    elif isinstance(value, int | float):
+        out += [("text", repr(str(value))), ("in_list", _in_list(value))]
+    elif isinstance(value, list | tuple):
+        items = expression(list(value))
+        if items is not None:
+            out.append(("failing_iterable", f"_SweAbsFailingIterable({items}, _SweAbsBoom)"))
+        if value:
+            wrapped = [[value[0]], *value[1:]]
+            out.append(("unhashable_item", expression(type(value)(wrapped))))
+    elif callable(value) and not inspect.isclass(value):
+        out += [("failing_callable", "_SweAbsFailingCallable(_SweAbsBoom)"),
+                ("failing_callable_typeerror", "_SweAbsFailingCallable(TypeError)")]  # fmt: skip
+    elif inspect.isclass(value):
+        out.append(("failing_callable", "_SweAbsFailingCallable(_SweAbsBoom)"))
+    return [(kind, code) for kind, code in out if code is not None]
+
+
+def _in_list(value: Any) -> str | None:
+    inner = expression(value)
+    return None if inner is None else f"[{inner}]"
+
+
+def replaced(tree: ast.Expression, call: ast.Call, slot: str, code: str) -> str:
+    """The text of ``tree`` with argument ``slot`` of ``call`` replaced by ``code``."""
+    new = ast.parse(code, mode="eval").body
+
+    class _Swap(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:  # noqa: N802 - ast's visitor name
+            self.generic_visit(node)
+            if (node.lineno, node.col_offset, node.end_col_offset) != (
+                call.lineno, call.col_offset, call.end_col_offset,
+            ):  # fmt: skip
+                return node
+            if slot.startswith("arg"):
+                args = list(node.args)
+                args[int(slot[3:])] = new
+                return ast.Call(node.func, args, node.keywords)
+            name = slot[3:]
+            keywords = [ast.keyword(k.arg, new) if k.arg == name else k for k in node.keywords]
+            return ast.Call(node.func, node.args, keywords)
+
+    import copy
+
+    return ast.unparse(ast.fix_missing_locations(_Swap().visit(copy.deepcopy(tree))))
+
+
+def rejection_site(exc: BaseException, targets: set[str]) -> Site:
+    """Where ``exc`` came from: the caller's own failing iterable or callable (``propagated``), a
+    ``raise`` statement in a target file (``explicit``), another error whose innermost frame is
+    in a target file (``inside``), or elsewhere (``outside``)."""
+    tb = exc.__traceback__
+    if tb is None:
+        return "outside"
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    if code.co_qualname.startswith(_CALLER_OWN):
+        return "propagated"
+    if os.path.abspath(code.co_filename) not in targets:
+        return "outside"
+    for ins in dis.get_instructions(code):
+        if ins.offset == tb.tb_lasti:
+            return "explicit" if ins.opname in _RAISE_OPS else "inside"
+    return "inside"

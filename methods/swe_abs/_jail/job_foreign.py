@@ -1,0 +1,127 @@
+"""The ``foreign`` job: the reference's rejections of foreign inputs, pinned as tests. Hypothesis
+draws examples of the declared domain; in each, every argument of the call to the function under
+test is replaced in turn by each foreign value (:mod:`.foreign`). Where the reference (the gold
+tree on disk) raises, and the rejection is one a correct fix must keep (``explicit``, or
+``propagated`` / ``unchanged`` with the same exception type in the tree before the fix, the
+job's ``base_variant``), a test pins the exception type and the arguments' state after the call.
+At most ``per_kind`` tests per (argument, foreign kind, exception type, rule), ``max_tests`` in
+all; a call that overruns ``call_timeout`` is skipped, and after ``max_timeouts`` of them, or
+``budget_s`` seconds, the search stops with what it has."""
+
+from __future__ import annotations
+
+import ast
+import os
+import time
+from typing import Any
+
+from .calls import Caller, Unexpressible, emit_test, fresh_copy, settings, strategies
+from .foreign import argument_slots, rejection_site, replaced, replacements, target_calls
+from .swap import Runner, toggle
+from .values import HELPERS
+
+
+class _Enough(Exception):
+    pass
+
+
+def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
+    from hypothesis import given
+
+    spec = job["spec"]
+    changes = runner.apply(job.get("base_variant"))  # the tree before the fix, toggled in below
+    if runner.overrides:
+        return {"error": "the fix changes a module that is not imported: no toggling", "tests": []}
+    toggle(changes, False)
+    caller = Caller(spec)
+    targets = {os.path.abspath(os.path.join(runner.repo, p)) for p in job.get("targets", [])}
+    tree = ast.parse(spec["call"], mode="eval")
+    calls = target_calls(tree, caller.namespace, targets)
+    if not calls:
+        return {"tests": [], "note": "the call reaches no function of the target files by name"}
+    limit = float(job.get("call_timeout", 0.5))
+    max_tests = int(job.get("max_tests", 40))
+    per_kind = int(job.get("per_kind", 2))
+    max_timeouts = int(job.get("max_timeouts", 5))
+    deadline = time.monotonic() + float(job.get("budget_s", 60.0))
+    compiled: dict[str, Any] = {}
+    counts: dict[tuple[Any, ...], int] = {}
+    tests: list[dict[str, Any]] = []
+    stats = {"examples": 0, "probes": 0, "timeouts": 0, "returned": 0, "not_pinned": 0}
+    unexpressible: dict[str, int] = {}
+
+    def observe(kwargs: dict[str, Any], text: str, base: bool) -> tuple[Any, BaseException | None]:
+        if text not in compiled:
+            compiled[text] = compile(text, "<call>", "eval")
+        raised: list[BaseException] = []
+        toggle(changes, base)
+        try:
+            out = caller.observe_code(kwargs, compiled[text], limit, raised.append, HELPERS)
+        finally:
+            toggle(changes, False)
+        return out, (raised[0] if raised else None)
+
+    def probe_example(kwargs: dict[str, Any]) -> None:
+        env = {**caller.namespace, **{k: fresh_copy(v) for k, v in kwargs.items()}}
+        for n, call in enumerate(calls):
+            for slot, node in argument_slots(call):
+                try:
+                    value = eval(compile(ast.Expression(node), "<arg>", "eval"), env)  # noqa: S307
+                except Exception:  # noqa: BLE001 - an argument that fails on its own
+                    continue
+                for kind, code in replacements(value):
+                    if time.monotonic() > deadline or stats["timeouts"] >= max_timeouts:
+                        raise _Enough()
+                    text = replaced(tree, call, slot, code)
+                    stats["probes"] += 1
+                    ref, exc = observe(kwargs, text, base=False)
+                    if ref[0] == "timeout":
+                        stats["timeouts"] += 1
+                        continue
+                    if ref[0] != "raise" or exc is None:
+                        stats["returned"] += 1
+                        continue
+                    site = rejection_site(exc, targets)
+                    rule = {"explicit": "explicit", "propagated": "propagated",
+                            "inside": "unchanged"}.get(site)  # fmt: skip
+                    if rule in ("propagated", "unchanged"):
+                        before = observe(kwargs, text, base=True)[0]
+                        if before[0] != "raise" or tuple(before[1]) != tuple(ref[1]):
+                            rule = None
+                    key = (n, slot, kind, tuple(ref[1]), rule)
+                    if rule is None or counts.get(key, 0) >= per_kind:
+                        stats["not_pinned"] += rule is None
+                        continue
+                    name = f"{job.get('test_name', 'test_foreign')}_{len(tests) + 1}"
+                    try:
+                        test = emit_test(spec, caller, kwargs, 0, ref, name, call_text=text)
+                    except Unexpressible as err:
+                        unexpressible[err.type_name] = unexpressible.get(err.type_name, 0) + 1
+                        continue
+                    if test is None:
+                        continue
+                    counts[key] = counts.get(key, 0) + 1
+                    tests.append({"test": test, "rule": rule, "slot": slot, "kind": kind,
+                                  "raises": ".".join(ref[1])})  # fmt: skip
+                    if len(tests) >= max_tests:
+                        raise _Enough()
+
+    done = [False]
+
+    @settings({**job, "shrink": False})
+    @given(**strategies(spec, subclasses=False))
+    def draw(**kwargs: Any) -> None:
+        # the search ends by returning early: an exception would make Hypothesis replay it
+        if done[0]:
+            return
+        stats["examples"] += 1
+        try:
+            probe_example(kwargs)
+        except _Enough:
+            done[0] = True
+
+    try:
+        draw()
+    except Exception as exc:  # noqa: BLE001 - Hypothesis errors (e.g. a bad strategy) are reported
+        return {"error": f"{type(exc).__name__}: {exc}"[:500], "tests": tests, **stats}
+    return {"tests": tests, "unexpressible": unexpressible, **stats}
