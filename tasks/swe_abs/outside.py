@@ -1,9 +1,13 @@
 """The outside candidate set: wrong and correct patches for bundled instances written by a helper
 that saw only each instance (issue text, code, tests), never this project's generator
-(``data/outside_candidates.jsonl``, described in ``data/OUTSIDE.md``). It is frozen data: the
-generator is not tuned on it, and its rejection rates are reported apart from the project's own
-candidates (``candidates=outside`` grades it alone on the instances it covers, ``candidates=all`` beside
-the own ones on every instance).
+(``data/outside_candidates.jsonl``, described in ``data/OUTSIDE.md``). It is frozen data, and its rejection rates are reported apart from the project's own
+candidates (``candidates=outside`` grades it alone on the instances it covers, ``candidates=all``
+beside the own ones on every instance).
+
+The generator was later tuned on that first set (issue 27's rounds), so a second set, written the
+same way by two more outside helpers after that tuning and frozen before it was ever graded
+(``data/outside_candidates_2_*.jsonl``, described in ``data/OUTSIDE_2_*.md``), is the held-out
+one: ``candidates=outside2`` grades it alone; ``candidates=all`` includes it too.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -20,8 +24,14 @@ from typing import Literal
 from harness import hub
 from methods.swe_abs import Candidate, Instance
 
-OUTSIDE = Path(__file__).resolve().parent / "data" / "outside_candidates.jsonl"
-CandidateSets = Literal["own", "outside", "all"]
+_DATA = Path(__file__).resolve().parent / "data"
+OUTSIDE = _DATA / "outside_candidates.jsonl"
+CandidateSets = Literal["own", "outside", "outside2", "all"]
+
+
+def second_set_files() -> list[Path]:
+    """The second outside set's files (one per helper that wrote it), in name order."""
+    return sorted(_DATA.glob("outside_candidates_2_*.jsonl"))
 
 
 class OutsideFormatError(ValueError):
@@ -53,24 +63,39 @@ def load_outside(path: Path = OUTSIDE) -> dict[str, list[Candidate]]:
 
 
 def with_outside_candidates(
-    loaded: list[Instance], source: str, source_hash: str, sets: CandidateSets, path: Path = OUTSIDE
+    loaded: list[Instance],
+    source: str,
+    source_hash: str,
+    sets: CandidateSets,
+    path: Path = OUTSIDE,
+    second: list[Path] | None = None,
 ) -> tuple[list[Instance], str, str]:
-    """The instances with the candidate sets asked for: ``own`` unchanged; ``outside`` only the
-    instances the outside set covers, with only its candidates; ``all`` every instance with its
-    own candidates and, where it has them, the outside ones (every candidate the project
-    ships). The source names the file and the hash covers it."""
+    """The instances with the candidate sets asked for: ``own`` unchanged; ``outside`` (the
+    first outside set, ``path``) or ``outside2`` (the second, ``second``) only the instances
+    that set covers, with only its candidates; ``all`` every instance with its own candidates
+    and, where it has them, both outside sets' (every candidate the project ships). The source
+    names the files and the hash covers them."""
     if sets == "own":
         return loaded, source, source_hash
-    outside = load_outside(path)
-    unknown = sorted(set(outside) - {i.instance_id for i in loaded})
-    if unknown:
-        raise OutsideFormatError(f"{path}: instance ids not in {source}: {unknown}")
+    second = second_set_files() if second is None else second
+    files = {"outside": [path], "outside2": second, "all": [path, *second]}[sets]
+    if not files:
+        raise FileNotFoundError("swe_abs: the second outside candidate set has no file")
+    outside: dict[str, list[Candidate]] = {}
+    for file in files:
+        for iid, cands in load_outside(file).items():
+            unknown = iid not in {i.instance_id for i in loaded}
+            if unknown:
+                raise OutsideFormatError(f"{file}: instance id {iid!r} is not in {source}")
+            outside.setdefault(iid, []).extend(cands)
     chosen = []
     for inst in loaded:
-        if sets == "outside" and inst.instance_id not in outside:
+        if sets != "all" and inst.instance_id not in outside:
             continue
         own = inst.candidates if sets == "all" else ()
         extra = tuple(outside.get(inst.instance_id, ()))
         chosen.append(dataclasses.replace(inst, candidates=(*own, *extra)))
-    digest = hashlib.sha256((source_hash + path.read_text(encoding="utf-8")).encode()).hexdigest()
-    return chosen, f"{source} + tasks/swe_abs/data/{path.name}", digest[:16]
+    text = "".join(f.read_text(encoding="utf-8") for f in files)
+    digest = hashlib.sha256((source_hash + text).encode()).hexdigest()
+    names = " + ".join(f"tasks/swe_abs/data/{f.name}" for f in files)
+    return chosen, f"{source} + {names}", digest[:16]

@@ -113,8 +113,10 @@ class SweAbsConfig:
     (toolz, six, inflection, tabulate, python-slugify, boltons, flask). dataset_file: a
     SWE-bench-format JSON/JSONL/Parquet file or hub dataset (``hf://princeton-nlp/SWE-bench_Verified``
     = its pinned commit) instead of the bundled instances. candidates: which candidate sets are
-    graded: ``own`` (the instances' own), ``outside`` (only the outside set, written apart from
-    this project's generator, on the instances it covers), ``all`` (both, on every instance). solver: model (the model under test writes a patch, graded
+    graded: ``own`` (the instances' own), ``outside`` (only the first outside set, written apart
+    from this project's generator, on the instances it covers), ``outside2`` (only the second,
+    written after the generator was tuned on the first and graded once), ``all`` (all three, on
+    every instance). solver: model (the model under test writes a patch, graded
     before/after) or none. tests_from: new tests from the model-free generators (differential +
     explore), the model (tester role), both, or none. mutants_from: operator mutants of the
     patched hunks, model-written (judged), or both. mutate_scope: where operator mutants go: the

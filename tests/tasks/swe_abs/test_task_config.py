@@ -31,7 +31,9 @@ def test_deviations_follow_the_configuration():
     assert not any(t.startswith(("offline_instances", "model_free", "operator_")) for t in texts)
     assert "judge_repeats=1 (paper: 3 per judge model)" in texts
     cfg = SweAbsConfig(tests_from="both", explore_tests=7).pipeline()
-    assert cfg.tests_from == {"differential", "explore", "model"} and cfg.explore_tests == 7
+    assert cfg.tests_from == {"differential", "explore", "foreign", "model"}
+    assert cfg.explore_tests == 7 and cfg.foreign_tests == 40
+    assert SweAbsConfig(foreign_tests=0).pipeline().foreign_tests == 0
 
 
 def test_outside_candidates_load_apart_from_the_own_ones():
@@ -59,3 +61,27 @@ def test_a_malformed_outside_record_is_named(tmp_path):
                                "patch": "--- a\n"}) + "\n")  # fmt: skip
     with pytest.raises(OutsideFormatError, match=r"o.jsonl:1: kind 'maybe'"):
         load_outside(bad)
+
+
+def test_the_second_outside_set_loads_alone_and_within_all(tmp_path):
+    from tasks.swe_abs.dataset import load_source
+
+    loaded, source, digest = load_source(None)
+    iid = loaded[0].instance_id
+    rec = {"instance_id": iid, "candidate_id": "o2X-w1", "kind": "wrong", "patch": "--- a\n"}
+    second = tmp_path / "outside_candidates_2_X.jsonl"
+    second.write_text(json.dumps(rec) + "\n")
+    only, src, h = with_outside_candidates(loaded, source, digest, "outside2", second=[second])
+    assert [i.instance_id for i in only] == [iid] and "outside_candidates_2_X" in src
+    assert [c.system for c in only[0].candidates] == ["outside:o2X-w1"]
+    every, src_all, h_all = with_outside_candidates(loaded, source, digest, "all", second=[second])
+    systems = {c.system for i in every for c in i.candidates}
+    assert "outside:o2X-w1" in systems and len(every) == len(loaded)
+    assert {c.system for c in load_outside()[iid]} <= systems  # the first set too
+    assert "outside_candidates.jsonl" in src_all and h_all != h
+    with pytest.raises(FileNotFoundError, match="second outside"):
+        with_outside_candidates(loaded, source, digest, "outside2", second=[])
+    rec["instance_id"] = "nobody__nothing-1"
+    second.write_text(json.dumps(rec) + "\n")
+    with pytest.raises(OutsideFormatError, match="nobody__nothing-1"):
+        with_outside_candidates(loaded, source, digest, "outside2", second=[second])
