@@ -1,19 +1,21 @@
 """Foreign inputs: a value outside the declared domain put in place of one argument of the call to
 the function under test (None, the other of str/bytes, a bytearray, a number as text, a scalar in
-a list, a sequence whose iteration fails, a container with an unhashable first item, a callable
-that fails), and where the reference's rejection of such an input comes from.
+a list, a sequence whose iteration fails at its end or after its first item, a container with an
+unhashable first item, a callable that fails), and where the reference's rejection of such an
+input comes from.
 
 A rejection is worth pinning when a correct fix must keep it:
 
 - ``explicit``: the function under test raised it itself, by a ``raise`` statement in a target
   file (validation the reference does on purpose, the fix's own included);
 - ``propagated``: the caller's own failure (a failing iterable or callable passed in) came
-  through, in the reference and in the tree before the fix alike;
-- ``unchanged``: an error inside a target file (not by a ``raise``), of the same type before the
-  fix: behaviour the fix did not touch.
+  through, in the reference and in the tree before the fix alike.
 
-Anything else (the reference returns, or fails outside the target files) is not pinned: on an
-input the function never documented, a correct fix may do otherwise. Nothing here depends on any
+Anything else is not pinned: the reference returns, fails outside the target files, or fails
+inside them by a failed operation rather than a ``raise`` (``inside``: measured on the first
+outside set, pinning those where the tree before the fix failed alike rejected 3 of 31 correct
+re-implementations, which fail differently on ``None`` or a non-sequence). On an input the
+function never documented, a correct fix may do otherwise. Nothing here depends on any
 instance."""
 
 from __future__ import annotations
@@ -90,6 +92,10 @@ def replacements(value: Any) -> list[tuple[str, str]]:
         items = expression(list(value))
         if items is not None:
             out.append(("failing_iterable", f"_SweAbsFailingIterable({items}, _SweAbsBoom)"))
+        if len(value) > 1:  # fails after its first item: mid-way, not only at the end
+            first = expression([value[0]])
+            if first is not None:
+                out.append(("failing_early", f"_SweAbsFailingIterable({first}, _SweAbsBoom)"))
         if value:
             wrapped = [[value[0]], *value[1:]]
             out.append(("unhashable_item", expression(type(value)(wrapped))))

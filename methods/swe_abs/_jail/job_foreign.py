@@ -2,8 +2,8 @@
 draws examples of the declared domain; in each, every argument of the call to the function under
 test is replaced in turn by each foreign value (:mod:`.foreign`). Where the reference (the gold
 tree on disk) raises, and the rejection is one a correct fix must keep (``explicit``, or
-``propagated`` / ``unchanged`` with the same exception type in the tree before the fix, the
-job's ``base_variant``), a test pins the exception type and the arguments' state after the call.
+``propagated`` with the same exception type in the tree before the fix, the job's
+``base_variant``), a test pins the exception type and the arguments' state after the call.
 At most ``per_kind`` tests per (argument, foreign kind, exception type, rule), ``max_tests`` in
 all; a call that overruns ``call_timeout`` is skipped, and after ``max_timeouts`` of them, or
 ``budget_s`` seconds, the search stops with what it has."""
@@ -82,9 +82,8 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
                         stats["returned"] += 1
                         continue
                     site = rejection_site(exc, targets)
-                    rule = {"explicit": "explicit", "propagated": "propagated",
-                            "inside": "unchanged"}.get(site)  # fmt: skip
-                    if rule in ("propagated", "unchanged"):
+                    rule = site if site in ("explicit", "propagated") else None
+                    if rule == "propagated":
                         before = observe(kwargs, text, base=True)[0]
                         if before[0] != "raise" or tuple(before[1]) != tuple(ref[1]):
                             rule = None
