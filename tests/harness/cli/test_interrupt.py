@@ -21,7 +21,7 @@ FIXTURE = REPO_ROOT / "tests" / "harness" / "fixtures" / "arith_task.py"
 def _start(log_dir: Path, *task_args: str) -> subprocess.Popen[str]:
     command = [sys.executable, "-m", "harness.cli", "eval", f"task={FIXTURE}@arith", "n=200"]
     # a text reply: `model_arg.reply=1` is read as the int 1, which the scripted model refuses,
-    # so every sample failed and the run was retried (a traceback whenever the Ctrl-C came late)
+    # so every sample failed (a traceback in the output whenever one was printed before the stop)
     command += [*task_args, "model=scripted/x", "model_arg.reply=one", "max_samples=2"]
     command += [f"log_dir={log_dir}", "display=plain"]
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
@@ -55,7 +55,6 @@ def test_ctrl_c_stops_the_run_and_says_how_to_resume(tmp_path, task_args, signal
     out, err, line = ctrl_c(process, what="the run", signals=signals)
     assert "finished and saved in" in line
     assert "successfully" not in out + err  # never "Completed all tasks ... successfully"
-    assert "(retry" not in out + err  # the run was not failing (and retried) before the Ctrl-C
 
 
 def _grid(log_dir: Path, calls: Path, n: int) -> subprocess.Popen[str]:
