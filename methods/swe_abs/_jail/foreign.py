@@ -21,6 +21,7 @@ instance."""
 from __future__ import annotations
 
 import ast
+import copy
 import dis
 import inspect
 import os
@@ -76,11 +77,9 @@ def argument_slots(call: ast.Call) -> list[tuple[str, ast.expr]]:
 def replacements(value: Any) -> list[tuple[str, str]]:
     """(kind, code) of the foreign values put in place of an argument whose value is ``value``;
     only those with an expression as test code."""
-    out: list[tuple[str, str | None]] = []
-    if value is not None and not isinstance(value, bool):
-        out.append(("none", "None"))
-    if isinstance(value, bool):
+    if isinstance(value, bool):  # a flag: its other value is in the declared domain already
         return []
+    out: list[tuple[str, str | None]] = [] if value is None else [("none", "None")]
     if isinstance(value, str):
         out += [("bytes", expression(value.encode("utf-8"))), ("in_list", _in_list(value))]
     elif isinstance(value, bytes):
@@ -130,8 +129,6 @@ def replaced(tree: ast.Expression, call: ast.Call, slot: str, code: str) -> str:
             name = slot[3:]
             keywords = [ast.keyword(k.arg, new) if k.arg == name else k for k in node.keywords]
             return ast.Call(node.func, node.args, keywords)
-
-    import copy
 
     return ast.unparse(ast.fix_missing_locations(_Swap().visit(copy.deepcopy(tree))))
 
