@@ -1,8 +1,9 @@
 """The outside candidate set: wrong and correct patches for bundled instances written by a helper
 that saw only each instance (issue text, code, tests), never this project's generator
-(``data/outside_candidates.jsonl``, described in ``data/OUTSIDE.md``). It is frozen data, and its rejection rates are reported apart from the project's own
-candidates (``candidates=outside`` grades it alone on the instances it covers, ``candidates=all``
-beside the own ones on every instance).
+(``data/outside_candidates.jsonl``, described in ``data/OUTSIDE.md``). It is frozen data, and
+its rejection rates are reported apart from the project's own candidates (``candidates=outside``
+grades it alone on the instances it covers, ``candidates=all`` beside the own ones on every
+instance).
 
 The generator was later tuned on that first set (issue 27's rounds), so a second set, written the
 same way by two more outside helpers after that tuning and frozen before it was ever graded
@@ -81,11 +82,11 @@ def with_outside_candidates(
     files = {"outside": [path], "outside2": second, "all": [path, *second]}[sets]
     if not files:
         raise FileNotFoundError("swe_abs: the second outside candidate set has no file")
+    known = {i.instance_id for i in loaded}
     outside: dict[str, list[Candidate]] = {}
     for file in files:
         for iid, cands in load_outside(file).items():
-            unknown = iid not in {i.instance_id for i in loaded}
-            if unknown:
+            if iid not in known:
                 raise OutsideFormatError(f"{file}: instance id {iid!r} is not in {source}")
             outside.setdefault(iid, []).extend(cands)
     chosen = []

@@ -28,11 +28,14 @@ import os
 import types
 from typing import Any, Literal
 
-from .values import expression
+from .values import HELPERS, expression
 
 Site = Literal["explicit", "propagated", "inside", "outside"]
 _RAISE_OPS = frozenset({"RAISE_VARARGS"})
-_CALLER_OWN = ("_SweAbsFailingIterable", "_SweAbsFailingCallable")
+_BOOM = HELPERS["_SweAbsBoom"]
+_FAILING_ITERABLE = HELPERS["_SweAbsFailingIterable"]
+_FAILING_CALLABLE = HELPERS["_SweAbsFailingCallable"]
+_CALLER_OWN = (_FAILING_ITERABLE.__name__, _FAILING_CALLABLE.__name__)
 
 
 def _callee_file(func: Any) -> str | None:
@@ -88,21 +91,17 @@ def replacements(value: Any) -> list[tuple[str, str]]:
     elif isinstance(value, int | float):
         out += [("text", repr(str(value))), ("in_list", _in_list(value))]
     elif isinstance(value, list | tuple):
-        items = expression(list(value))
-        if items is not None:
-            out.append(("failing_iterable", f"_SweAbsFailingIterable({items}, _SweAbsBoom)"))
+        out.append(("failing_iterable", expression(_FAILING_ITERABLE(value, _BOOM))))
         if len(value) > 1:  # fails after its first item: mid-way, not only at the end
-            first = expression([value[0]])
-            if first is not None:
-                out.append(("failing_early", f"_SweAbsFailingIterable({first}, _SweAbsBoom)"))
+            out.append(("failing_early", expression(_FAILING_ITERABLE(value[:1], _BOOM))))
         if value:
             wrapped = [[value[0]], *value[1:]]
             out.append(("unhashable_item", expression(type(value)(wrapped))))
     elif callable(value) and not inspect.isclass(value):
-        out += [("failing_callable", "_SweAbsFailingCallable(_SweAbsBoom)"),
-                ("failing_callable_typeerror", "_SweAbsFailingCallable(TypeError)")]  # fmt: skip
+        out += [("failing_callable", expression(_FAILING_CALLABLE(_BOOM))),
+                ("failing_callable_typeerror", expression(_FAILING_CALLABLE(TypeError)))]  # fmt: skip
     elif inspect.isclass(value):
-        out.append(("failing_callable", "_SweAbsFailingCallable(_SweAbsBoom)"))
+        out.append(("failing_callable", expression(_FAILING_CALLABLE(_BOOM))))
     return [(kind, code) for kind, code in out if code is not None]
 
 

@@ -165,24 +165,12 @@ equal = _ns["_swe_abs_eq"]
 SUBCLASSES: dict[type, type] = _ns["_SWE_ABS_SUBCLASSES"]
 _BASE = _ns["_swe_abs_base"]
 _SUBCLASS_NAMES = {sub: sub.__name__ for sub in SUBCLASSES.values()}
-BOOM: type[Exception] = _ns["_SweAbsBoom"]
 HELPERS: dict[str, Any] = {
     k: _ns[k] for k in ("_SweAbsBoom", "_SweAbsFailingIterable", "_SweAbsFailingCallable")
 }
 """The names a foreign value's expression reads, as the emitted test module defines them."""
 _FAILING_ITERABLE: type = _ns["_SweAbsFailingIterable"]
 _FAILING_CALLABLE: type = _ns["_SweAbsFailingCallable"]
-
-
-def failing_iterable(items: Any, error: type[Exception] | None = None) -> Any:
-    """An iterable of ``items`` that raises ``error`` (the caller's own :data:`BOOM` by
-    default) after the last one; it has an expression as test code."""
-    return _FAILING_ITERABLE(items, error or BOOM)
-
-
-def failing_callable(error: type[Exception] | None = None) -> Any:
-    """A callable that raises ``error`` (:data:`BOOM` by default); it has an expression."""
-    return _FAILING_CALLABLE(error or BOOM)
 
 
 Observation = tuple[str, Any, Any]
