@@ -18,7 +18,7 @@ class PipelineConfig:
     k_file: int = 1
     mutate_scope: Literal["hunks", "changed", "slice"] = "hunks"
     max_mutants: int = 40
-    tests_from: frozenset[str] = frozenset({"differential", "explore", "foreign"})
+    tests_from: frozenset[str] = frozenset({"differential", "explore", "near", "foreign"})
     mutants_from: frozenset[str] = frozenset({"operators"})
     model_mutants: int = 2
     judge_repeats: int = 1
@@ -26,6 +26,8 @@ class PipelineConfig:
     differential_examples: int = 200
     explore_examples: int = 300
     explore_tests: int = 100
+    near_examples: int = 200
+    near_tests: int = 40
     foreign_examples: int = 30
     foreign_tests: int = 40
     flaky_reruns: int = 3
@@ -63,7 +65,7 @@ class MutantRecord:
 @dataclass
 class NewTest:
     name: str
-    origin: Literal["differential", "explore", "foreign", "model_coverage", "model_mutant"]
+    origin: Literal["differential", "explore", "near", "foreign", "model_coverage", "model_mutant"]
     module: str  # test module path (relative to the repo)
     nodeid: str
     code: str

@@ -149,6 +149,20 @@ class AnalyseStage(StageBase):
                     "timeout": 120,
                 }
             )
+        if spec is not None and "near" in cfg.tests_from and cfg.near_tests > 0:
+            jobs.append(
+                {
+                    "id": "near",
+                    "kind": "explore",
+                    "domain": "near",
+                    "spec": spec,
+                    "max_examples": cfg.near_examples,
+                    "test_name": "test_swe_abs_near",
+                    "max_tests": cfg.near_tests,
+                    "uncovered_from": {"job": "gold", "targets": self.targets},
+                    "timeout": 120,
+                }
+            )
         if spec is not None and "foreign" in cfg.tests_from and cfg.foreign_tests > 0:
             jobs.append(
                 {
@@ -223,8 +237,8 @@ class AnalyseStage(StageBase):
                 self._add_test("differential", r["test"], target=mid)
             else:
                 rec.note = "disagreement found but not expressible as test code"
-        foreign = results.get("foreign") or {}
-        for r in [*self.diff_results.values(), results.get("explore") or {}, foreign]:
+        foreign, near = results.get("foreign") or {}, results.get("near") or {}
+        for r in [*self.diff_results.values(), results.get("explore") or {}, near, foreign]:
             for type_name, n in (r.get("unexpressible") or {}).items():
                 self.out.unexpressible[type_name] = self.out.unexpressible.get(type_name, 0) + n
         explore = results.get("explore") or {}
@@ -232,6 +246,10 @@ class AnalyseStage(StageBase):
             self.out.notes.append(f"explore: {explore['error']}")
         for item in explore.get("tests") or []:
             self._add_test("explore", item["test"], target=f"lines {item['lines']}")
+        if near.get("error"):
+            self.out.notes.append(f"near: {near['error']}")
+        for item in near.get("tests") or []:
+            self._add_test("near", item["test"], target=f"lines {item['lines']}")
         if foreign.get("error"):
             self.out.notes.append(f"foreign: {foreign['error']}")
         for item in foreign.get("tests") or []:

@@ -26,7 +26,7 @@ class ValidateStage(StageBase):
         modules: dict[str, list[str]] = {}
         for t in self.out.new_tests:
             modules.setdefault(t.module, [])
-            if t.origin in ("differential", "explore", "foreign"):
+            if t.origin in ("differential", "explore", "near", "foreign"):
                 modules[t.module].append(t.code)
         out = {}
         for module, parts in modules.items():
@@ -143,6 +143,8 @@ class ValidateStage(StageBase):
                     t.kills.append(mid)
             if t.origin in ("explore", "model_coverage"):
                 t.accepted, t.reason = True, "passes gold; covers slice lines"
+            elif t.origin == "near":
+                t.accepted, t.reason = True, "passes gold; pins gold on a near input"
             elif t.origin == "foreign":
                 t.accepted, t.reason = True, "passes gold; pins a rejection a fix must keep"
             elif t.kills:

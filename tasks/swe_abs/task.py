@@ -82,7 +82,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         "model_free_tests: besides (or instead of) the model test writer, tests come from "
         "Hypothesis: characterisation tests of the gold patch (stage 1), the first "
-        "disagreement with a surviving mutant (stage 3) and the gold code's rejections of "
+        "disagreement with a surviving mutant (stage 3), the gold code on near inputs "
+        "(near_tests: small edits of declared values) and the gold code's rejections of "
         "foreign inputs (foreign_tests), each input domain hand-written per instance",
         lambda cfg: cfg.tests_from in ("model_free", "both"),
     ),
@@ -97,10 +98,10 @@ DEVIATIONS: tuple[Deviation, ...] = (
     ),
 )
 _TESTS_FROM = {
-    "model_free": {"differential", "explore", "foreign"},
+    "model_free": {"differential", "explore", "near", "foreign"},
     "model": {"model"},
     "none": set(),
-    "both": {"differential", "explore", "foreign", "model"},
+    "both": {"differential", "explore", "near", "foreign", "model"},
 }
 _MUTANTS_FROM = {"operators": {"operators"}, "model": {"model"}, "both": {"operators", "model"}}
 
@@ -127,6 +128,9 @@ class SweAbsConfig:
     flaky_reruns: gold runs of the new suite (a test whose status varies is flaky, excluded).
     differential_examples: Hypothesis examples per surviving mutant. explore_examples: examples
     of the characterisation search. explore_tests: characterisation tests kept per instance.
+    near_examples: examples of the near-input search. near_tests: characterisation tests of the
+    gold code on near inputs (declared values edited: case, digits, a constant of the code,
+    None, ...; 0: none; see the task README).
     foreign_tests: tests pinning the gold code's rejections of foreign inputs per instance (0:
     none; see the task README).
     max_tokens: generation cap of every model call. test_timeout: seconds for one test run of
@@ -156,6 +160,8 @@ class SweAbsConfig:
     differential_examples: int = 200
     explore_examples: int = 300
     explore_tests: int = 100
+    near_examples: int = 200
+    near_tests: int = 40
     foreign_tests: int = 40
     max_tokens: int = 1024
     test_timeout: int = 60
@@ -181,6 +187,8 @@ class SweAbsConfig:
             differential_examples=self.differential_examples,
             explore_examples=self.explore_examples,
             explore_tests=self.explore_tests,
+            near_examples=self.near_examples,
+            near_tests=self.near_tests,
             foreign_tests=self.foreign_tests,
             flaky_reruns=self.flaky_reruns,
             job_timeout=float(self.test_timeout),
@@ -299,6 +307,8 @@ def swe_abs(
     differential_examples: int = 200,
     explore_examples: int = 300,
     explore_tests: int = 100,
+    near_examples: int = 200,
+    near_tests: int = 40,
     foreign_tests: int = 40,
     max_tokens: int = 1024,
     test_timeout: int = 60,
@@ -336,6 +346,7 @@ RUN_ALL_ARGS: dict[str, Any] = {
     "max_tokens": 160,
     "explore_examples": 80,
     "differential_examples": 80,
+    "near_examples": 60,
     "flaky_reruns": 2,
     "split": "dev",  # the clamp instance is boltons's, a dev project (splits.yaml)
 }

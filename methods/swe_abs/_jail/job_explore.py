@@ -16,6 +16,7 @@ from typing import Any
 
 from .calls import Caller, Unexpressible, emit_test, form_strategy, settings, strategies
 from .facets import facets, relations
+from .near import harvest, near_strategies, target_paths
 from .swap import Runner
 from .values import equal, normalise
 
@@ -120,8 +121,14 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
 
         return local
 
+    if job.get("domain") == "near":  # near inputs (:mod:`.near`) in place of the declared ones
+        constants = harvest(target_paths(runner.repo, job.get("targets", {})))
+        domain = near_strategies(spec, constants)
+    else:
+        domain = strategies(spec)
+
     @settings({**job, "shrink": False})
-    @given(_form=form_strategy(caller), **strategies(spec))
+    @given(_form=form_strategy(caller), **domain)
     def probe(_form: int, **kwargs: Any) -> None:
         hit.clear()
         sys.settrace(tracer)

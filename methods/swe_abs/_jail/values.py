@@ -131,6 +131,28 @@ class _SweAbsFailingIterable:
         return type(other) is type(self) and (other.items, other.error) == (self.items, self.error)
 
 
+class _SweAbsIterator:
+    """A one-shot iterator over its items (what a generator passed in would give)."""
+
+    def __init__(self, items):
+        self.items, self.position = list(items), 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.position >= len(self.items):
+            raise StopIteration
+        self.position += 1
+        return self.items[self.position - 1]
+
+    def __repr__(self):
+        return f"_SweAbsIterator({self.items[self.position:]!r})"
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.items[other.position:] == self.items[self.position:]
+
+
 class _SweAbsFailingCallable:
     """A callable that raises whatever it is called with."""
 
@@ -166,11 +188,14 @@ SUBCLASSES: dict[type, type] = _ns["_SWE_ABS_SUBCLASSES"]
 _BASE = _ns["_swe_abs_base"]
 _SUBCLASS_NAMES = {sub: sub.__name__ for sub in SUBCLASSES.values()}
 HELPERS: dict[str, Any] = {
-    k: _ns[k] for k in ("_SweAbsBoom", "_SweAbsFailingIterable", "_SweAbsFailingCallable")
+    k: _ns[k]
+    for k in ("_SweAbsBoom", "_SweAbsFailingIterable", "_SweAbsFailingCallable", "_SweAbsIterator")
 }
-"""The names a foreign value's expression reads, as the emitted test module defines them."""
+"""The names a foreign or near value's expression reads, as the emitted test module defines
+them."""
 _FAILING_ITERABLE: type = _ns["_SweAbsFailingIterable"]
 _FAILING_CALLABLE: type = _ns["_SweAbsFailingCallable"]
+_ITERATOR: type = _ns["_SweAbsIterator"]
 
 
 Observation = tuple[str, Any, Any]
@@ -276,6 +301,9 @@ def _build(value: Any, depth: int) -> str | None:
     if t is _FAILING_ITERABLE:
         inner = _build(value.items, depth + 1)
         return None if inner is None else f"{t.__name__}({inner}, {value.error.__name__})"
+    if t is _ITERATOR:
+        inner = _build(value.items[value.position :], depth + 1)
+        return None if inner is None else f"{t.__name__}({inner})"
     if t is _FAILING_CALLABLE:
         return f"{t.__name__}({value.error.__name__})"
     if t.__module__ == "collections" and t.__name__ in ("OrderedDict", "defaultdict", "deque"):

@@ -53,6 +53,18 @@ def total(seq, start=0):
     for x in seq:
         acc = acc + x
     return acc
+
+
+def to_int(s):
+    if s.isascii() and s.isdigit():
+        return int(s)
+    return None
+
+
+def suffix(n):
+    if 11 <= n % 100 <= 13:
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
 """
 TESTS = """\
 from pkg.mod import add_key, size, to_bytes
@@ -164,6 +176,28 @@ _EXPLORE_ENDS = {
 }  # fmt: skip
 
 
+def _lines_of(name: str) -> list[int]:
+    """The body lines of MOD's function ``name`` (1-based)."""
+    lines = MOD.splitlines()
+    start = lines.index(next(ln for ln in lines if ln.startswith(f"def {name}("))) + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("def ")), len(lines))
+    return [i + 1 for i in range(start, end) if lines[i].strip()]
+
+
+def _near(job_id: str, call: str, args: dict[str, str], function: str) -> dict:
+    return {
+        "id": job_id,
+        "kind": "explore",
+        "domain": "near",
+        "spec": {"setup": "from pkg import mod", "call": call, "args": args},
+        "max_examples": 200,
+        "max_tests": 40,
+        "test_name": f"test_{job_id}",
+        "uncovered_from": {"job": "gold", "targets": {"pkg/mod.py": _lines_of(function)}},
+        "timeout": 120,
+    }
+
+
 def _foreign(job_id: str, call: str, args: dict[str, str], base: dict[str, Any]) -> dict:
     return {
         "id": job_id,
@@ -194,6 +228,10 @@ _JOBS = [
              {"seq": "st.lists(st.integers(-3, 3), max_size=3)", "start": "st.integers(0, 2)"},
              _TOTAL_BEFORE),
     _EXPLORE_ENDS,
+    # declared domains that never reach where the wrong fixes below differ
+    _near("near_int", "mod.to_int(s)", {"s": "st.text(alphabet='0123456789', min_size=1, max_size=3)"},
+          "to_int"),
+    _near("near_suffix", "mod.suffix(n)", {"n": "st.integers(0, 9)"}, "suffix"),
     {**_diff("mod.to_bytes(s)", {"s": TEXT_OR_BYTES},
              _variant('raise TypeError("not text or bytes")', 'raise AttributeError("no")')),
      "id": "exc_type"},
@@ -379,3 +417,93 @@ def test_foreign_tests_pass_on_gold_and_reject_wrong_fixes(jobs, tmp_path, monke
         monkeypatch.syspath_prepend(str(tmp_path))  # keep the order stable between rounds
     assert failures["gold"] == 0, failures
     assert failures["wrong"] >= 1, failures
+
+
+# ------------------------------------------------------------------------------ near inputs
+def _inputs(tests: list[dict[str, Any]]) -> list[Any]:
+    """The input of each emitted test of a one-argument function, evaluated as the test module
+    would."""
+    import re
+
+    from methods.swe_abs._jail.values import NORMALISE_SOURCE
+
+    ns: dict[str, Any] = {}
+    exec(NORMALISE_SOURCE, ns)
+    return [eval(re.search(r"^    [sn] = (.+)$", t["test"], re.M).group(1), ns) for t in tests]
+
+
+def _gold_function(name: str) -> Any:
+    ns: dict[str, Any] = {}
+    exec(MOD, ns)
+    return ns[name]
+
+
+_WRONG_NEAR = {
+    "to_int": {
+        "accepts any Unicode digit": lambda s: int(s) if s.isdigit() else None,
+        "int() decides": lambda s: _int_or_none(s),
+    },
+    "suffix": {
+        "only 11-13 themselves": lambda n: "th" if n in (11, 12, 13)
+        else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th"),
+        "misses 13": lambda n: "th" if 11 <= n % 100 <= 12
+        else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th"),
+    },
+}  # fmt: skip
+
+
+def _int_or_none(s: str) -> int | None:
+    try:
+        return int(s)
+    except ValueError:
+        return None
+
+
+def _outcome(fn: Any, value: Any) -> tuple[str, Any]:
+    try:
+        return "ok", fn(value)
+    except Exception as exc:  # noqa: BLE001 - the exception type is the outcome
+        return "raise", type(exc)
+
+
+@pytest.mark.parametrize(("job", "function"), [("near_int", "to_int"), ("near_suffix", "suffix")])
+def test_near_inputs_reach_where_wrong_fixes_differ(jobs, job, function):
+    """The declared domains (ASCII digit strings; 0-9) never reach the inputs where these wrong
+    fixes differ (full-width and superscript digits, ``1_0``, white space; 13, 111, 213); the
+    near tests do."""
+    r = jobs[job]
+    assert not r.get("error"), r
+    gold = _gold_function(function)
+    inputs = _inputs(r["tests"])
+    assert inputs, r
+    for label, wrong in _WRONG_NEAR[function].items():
+        assert any(_outcome(wrong, v) != _outcome(gold, v) for v in inputs), (label, inputs)
+
+
+def test_near_tests_pass_on_gold_and_reject_a_wrong_fix(jobs, tmp_path, monkeypatch):
+    import sys
+
+    from methods.swe_abs._jail.values import NORMALISE_SOURCE
+
+    wrong_source = MOD.replace("if s.isascii() and s.isdigit():", "if s.isdigit():")
+    failures = {}
+    for label, source in (("gold", MOD), ("wrong", wrong_source)):
+        root = tmp_path / label
+        (root / "pkg").mkdir(parents=True)
+        (root / "pkg" / "__init__.py").write_text("")
+        (root / "pkg" / "mod.py").write_text(source)
+        monkeypatch.syspath_prepend(str(root))
+        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            monkeypatch.delitem(sys.modules, name)
+        ns: dict[str, Any] = {"pytest": pytest}
+        exec(NORMALISE_SOURCE, ns)
+        failed = 0
+        for t in jobs["near_int"]["tests"]:
+            exec(t["test"], ns)
+            name = t["test"].split("def ", 1)[1].split("(", 1)[0]
+            try:
+                ns[name]()
+            except (AssertionError, pytest.fail.Exception, Exception):  # noqa: BLE001
+                failed += 1
+        failures[label] = failed
+    assert failures["gold"] == 0 and failures["wrong"] >= 1, failures

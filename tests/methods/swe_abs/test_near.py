@@ -1,0 +1,130 @@
+"""Near inputs (``methods/swe_abs/_jail/near.py``): the edits of a declared value, the constants
+harvested from the target lines, and the strategy that draws them, checked on hand-written
+values (no jail, no candidate of any candidate set)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from methods.swe_abs._jail.near import Constants, harvest, near_strategies, neighbours
+from methods.swe_abs._jail.values import SUBCLASSES, expression
+
+NONE = Constants()
+
+
+def test_text_edits_reach_case_digits_underscores_and_dropped_punctuation():
+    near = neighbours("&#x41;", NONE)
+    assert "&#X41;" in near  # case
+    assert "&#x41" in near and "#x41;" in near  # the last and the first character dropped
+    assert "&#x4_1;" in near  # `_` between two digits
+    assert "&#x４１;" in near and "&#x⁴¹;" in near and "&#x٤١;" in near  # other digits
+    assert "&#é41;" in near  # an accented letter
+    assert "Éb" in neighbours("Ab", NONE) and "Aé" in neighbours("Ab", NONE)  # first, last alone
+    assert "" in near and None in near
+    assert "&#x41;" not in near  # never the value itself
+
+
+def test_text_without_digits_or_letters_gets_no_digit_or_letter_edits():
+    near = neighbours("--", NONE)
+    assert not any(c.isdigit() or c.isalpha() for v in near if isinstance(v, str) for c in v)
+
+
+def test_constants_are_put_around_and_inside_a_text():
+    near = neighbours("ab", Constants(texts=(";",)))
+    assert {";", ";ab", "a;b", "ab;"} <= set(near)
+
+
+def test_integer_edits_use_the_codes_constants_with_the_values_hundreds():
+    near = neighbours(205, Constants(ints=(13,)))
+    assert {13, 12, 14, 113, 213, 0, -205} <= {v for v in near if type(v) is int}
+    assert 205.0 in near and any(isinstance(v, float) and math.isnan(v) for v in near)
+    assert 205 not in [v for v in near if type(v) is int]
+    assert -213 in neighbours(-205, Constants(ints=(13,)))
+
+
+def test_float_edits_are_the_special_values_and_a_half():
+    near = neighbours(1.0, NONE)
+    assert {repr(v) for v in near} >= {"nan", "inf", "-inf", "-0.0", "1.5", "1"}
+    assert not any(type(v) is float and v == 1.0 for v in near)
+
+
+def test_bytes_are_edited_as_text_and_swap_buffer_type():
+    near = neighbours(b"a1", NONE)
+    assert b"A1" in near and bytearray(b"a1") in near and b"" in near
+    assert any(type(v) is bytearray and not v for v in near)  # the other buffer type, empty
+    assert all(type(v) is bytes for v in near if v is not None and not isinstance(v, bytearray))
+    assert type(neighbours(bytearray(b"a"), NONE)[0]) is bytearray
+    assert b"a\xef\xbc\x91" in near  # a full-width digit, which Latin-1 cannot hold, as UTF-8
+
+
+def test_containers_edit_one_item_and_their_shape():
+    near = neighbours([1, 2], NONE)
+    assert [] in near and [2, 1] in near and (1, 2) in near and [1, 1, 2] in near and [1] in near
+    assert [1, -2] in near and [None, 2] in near
+    assert [1, 2] not in [v for v in near if type(v) is list]
+    mapping = neighbours({"a": 1}, NONE)
+    assert {} in mapping and {"a": None} in mapping and {"A": 1} in mapping
+
+
+def test_subclass_instances_are_edited_as_their_base_type():
+    sub = SUBCLASSES[str]("ab")
+    near = neighbours(sub, NONE)
+    assert "AB" in near and all(type(v) is not SUBCLASSES[str] for v in near)
+
+
+def test_none_has_no_neighbours():
+    assert neighbours(None, NONE) == []
+
+
+def test_harvest_reads_literals_on_the_target_lines_only(tmp_path: Path):
+    src = tmp_path / "m.py"
+    src.write_text(
+        "X = 99\n"
+        "def f(n):\n"
+        "    if 11 <= n % 100 <= 13 and n != True:\n"
+        "        return ';' + b'&'.decode()\n"
+        "    return 'x' * 10_000_000\n"
+    )
+    got = harvest({str(src): {3, 4, 5}})
+    assert got.ints == (11, 13, 100)  # not 99 (line 1), not True, not a literal above 10**6
+    assert set(got.texts) == {";", "&", "x"}
+    assert harvest({str(tmp_path / "missing.py"): {1}}) == NONE
+    (tmp_path / "bad.py").write_text("def (")
+    assert harvest({str(tmp_path / "bad.py"): {1}}) == NONE
+
+
+def test_strategy_draws_declared_and_edited_values_all_expressible_as_code(
+    swe_abs_site: str, monkeypatch
+):
+    monkeypatch.syspath_prepend(swe_abs_site)  # Hypothesis, as the sandbox has it
+    from hypothesis import given, settings
+
+    drawn: list[object] = []
+    spec = {"args": {"s": "st.sampled_from(['12', 'ab'])"}}
+
+    @settings(max_examples=200, derandomize=True, database=None)
+    @given(**near_strategies(spec, Constants(texts=(";",))))
+    def probe(s: object) -> None:
+        drawn.append(s)
+
+    probe()
+    assert {"12", "ab"} <= set(drawn)  # the declared values stay
+    assert {"1_2", "AB"} & set(drawn) and None in drawn
+    assert all(expression(v) is not None for v in drawn)
+
+
+def test_sequences_get_a_one_shot_iterator_that_is_test_code():
+    from methods.swe_abs._jail.values import HELPERS, equal
+
+    it_type = HELPERS["_SweAbsIterator"]
+    found = [v for v in neighbours([1, 2], NONE) if type(v) is it_type]
+    assert len(found) == 1
+    text = expression(found[0])
+    assert text == "_SweAbsIterator([1, 2])"
+    assert list(found[0]) == [1, 2] and list(found[0]) == []  # one shot
+    assert expression(found[0]) == "_SweAbsIterator([])" and not equal(found[0], it_type([1]))
+
+
+def test_text_with_digits_gets_leading_zeros():
+    assert "#0001" in neighbours("#1", NONE)
