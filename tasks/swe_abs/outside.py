@@ -10,6 +10,11 @@ same way by two more outside helpers after that tuning and frozen before it was 
 (``data/outside_candidates_2_*.jsonl``, described in ``data/OUTSIDE_2_*.md``), is the held-out
 one: ``candidates=outside2`` grades it alone; ``candidates=all`` includes it too.
 
+That second set was then graded once and became dev data in turn; a third set, written the same
+way by two further outside helpers on the instances the second set did not use, while the
+generator gained its near inputs, and frozen before it was graded (``data/outside_candidates_3_*``,
+``data/OUTSIDE_3_*.md``), is the held-out one after it: ``candidates=outside3``.
+
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
 ``witness`` (an input where they differ from gold).
@@ -27,12 +32,20 @@ from methods.swe_abs import Candidate, Instance
 
 _DATA = Path(__file__).resolve().parent / "data"
 OUTSIDE = _DATA / "outside_candidates.jsonl"
-CandidateSets = Literal["own", "outside", "outside2", "all"]
+CandidateSets = Literal["own", "outside", "outside2", "outside3", "all"]
+
+
+def set_files(number: int) -> list[Path]:
+    """The files of outside set ``number`` >= 2 (one per helper that wrote it), in name order."""
+    return sorted(_DATA.glob(f"outside_candidates_{number}_*.jsonl"))
 
 
 def second_set_files() -> list[Path]:
-    """The second outside set's files (one per helper that wrote it), in name order."""
-    return sorted(_DATA.glob("outside_candidates_2_*.jsonl"))
+    return set_files(2)
+
+
+def third_set_files() -> list[Path]:
+    return set_files(3)
 
 
 class OutsideFormatError(ValueError):
@@ -70,18 +83,25 @@ def with_outside_candidates(
     sets: CandidateSets,
     path: Path = OUTSIDE,
     second: list[Path] | None = None,
+    third: list[Path] | None = None,
 ) -> tuple[list[Instance], str, str]:
     """The instances with the candidate sets asked for: ``own`` unchanged; ``outside`` (the
-    first outside set, ``path``) or ``outside2`` (the second, ``second``) only the instances
-    that set covers, with only its candidates; ``all`` every instance with its own candidates
-    and, where it has them, both outside sets' (every candidate the project ships). The source
-    names the files and the hash covers them."""
+    first outside set, ``path``), ``outside2`` (the second, ``second``) or ``outside3`` (the
+    third, ``third``) only the instances that set covers, with only its candidates; ``all``
+    every instance with its own candidates and, where it has them, every outside set's (every
+    candidate the project ships). The source names the files and the hash covers them."""
     if sets == "own":
         return loaded, source, source_hash
     second = second_set_files() if second is None else second
-    files = {"outside": [path], "outside2": second, "all": [path, *second]}[sets]
+    third = third_set_files() if third is None else third
+    files = {
+        "outside": [path],
+        "outside2": second,
+        "outside3": third,
+        "all": [path, *second, *third],
+    }[sets]
     if not files:
-        raise FileNotFoundError("swe_abs: the second outside candidate set has no file")
+        raise FileNotFoundError(f"swe_abs: the candidate set {sets!r} has no file")
     known = {i.instance_id for i in loaded}
     outside: dict[str, list[Candidate]] = {}
     for file in files:

@@ -156,11 +156,19 @@ def neighbours(value: Any, constants: Constants, depth: int = 0) -> list[Any]:
     return out
 
 
-def _sequence_neighbours(items: list[Any], t: type, constants: Constants, depth: int) -> list[Any]:
+def _sequence_shapes(items: list[Any], t: type) -> list[Any]:
+    """The edits of a sequence as a whole: empty, reversed, the other of list and tuple, a
+    one-shot iterator (as a generator passed in would be), the first item repeated, the last
+    dropped (never the sequence itself)."""
     out: list[Any] = [t(), t(reversed(items)), list(items) if t is tuple else tuple(items)]
-    out.append(_ITERATOR(items))  # a one-shot iterator, as a generator passed in would be
+    out.append(_ITERATOR(items))
     if items:
         out += [t([items[0], *items]), t(items[:-1])]
+    return [v for v in out if not (type(v) is t and v == t(items))]
+
+
+def _sequence_neighbours(items: list[Any], t: type, constants: Constants, depth: int) -> list[Any]:
+    out = _sequence_shapes(items, t)
     if depth < _MAX_DEPTH:
         for i, item in enumerate(items[:_MAX_ITEMS]):
             for near in neighbours(item, constants, depth + 1):
@@ -184,16 +192,62 @@ def _mapping_neighbours(d: dict[Any, Any], constants: Constants, depth: int) -> 
     return out
 
 
+def edits(value: Any, constants: Constants, depth: int = 0) -> Any:
+    """A Hypothesis strategy over the near inputs of ``value``, one edit at one place: for a
+    non-empty list, tuple or dict, half the draws edit the container itself (shape, None) and
+    half edit one of its first items (values and keys alike for a dict), recursively, so that
+    an edit deep inside is as likely as one on top; for anything else, one of its
+    :func:`neighbours` (the value itself when it has none)."""
+    from hypothesis import strategies as st
+
+    t = type(value)
+    if t in SUBCLASSES.values():
+        value, t = t.__mro__[1](value), t.__mro__[1]
+    if t in (list, tuple) and value and depth < _MAX_DEPTH:
+        items = list(value)
+        own = [*_sequence_shapes(items, t), None]
+
+        def at(i: int) -> Any:
+            return edits(items[i], constants, depth + 1).map(
+                lambda v: t([*items[:i], v, *items[i + 1 :]])
+            )
+
+        inside = st.integers(0, min(len(items), _MAX_ITEMS) - 1).flatmap(at)
+        return st.one_of(st.sampled_from(own), inside)
+    if t is dict and value and depth < _MAX_DEPTH:
+        keys = list(value)[:_MAX_ITEMS]
+        values = st.sampled_from(keys).flatmap(
+            lambda k: edits(value[k], constants, depth + 1).map(lambda v: {**value, k: v})
+        )
+        renamed = st.sampled_from(keys).flatmap(
+            lambda k: edits(k, constants, depth + 1).map(lambda new: _rekey(value, k, new))
+        )
+        return st.one_of(st.sampled_from([{}, None]), values, renamed)
+    options = neighbours(value, constants, depth)
+    return st.sampled_from(options) if options else st.just(value)
+
+
+def _rekey(d: dict[Any, Any], old: Any, new: Any) -> dict[Any, Any]:
+    """``d`` with key ``old`` renamed ``new`` (in place in the order); ``d`` itself when ``new``
+    cannot be a key or is one already."""
+    try:
+        hash(new)
+    except TypeError:
+        return d
+    if new in d:
+        return d
+    return {(new if k == old else k): v for k, v in d.items()}
+
+
 def near_strategies(spec: dict[str, Any], constants: Constants) -> dict[str, Any]:
-    """name → strategy: a value of the declared domain, edited into one of its expressible
-    neighbours (the declared value itself when it has none)."""
+    """name → strategy: a value of the declared domain, or one of its near inputs (:func:`edits`)
+    when that is expressible as test code (the declared value otherwise)."""
     from hypothesis import strategies as st
 
     env = {"st": st}
 
     def edit(value: Any) -> Any:
-        options = [v for v in neighbours(value, constants) if expression(v) is not None]
-        return st.sampled_from(options) if options else st.just(value)
+        return edits(value, constants).map(lambda v: v if expression(v) is not None else value)
 
     out = {}
     for name, expr in spec["args"].items():

@@ -128,3 +128,35 @@ def test_sequences_get_a_one_shot_iterator_that_is_test_code():
 
 def test_text_with_digits_gets_leading_zeros():
     assert "#0001" in neighbours("#1", NONE)
+
+
+def _draw_all(strategy: object, n: int, site: str, monkeypatch) -> list[object]:
+    monkeypatch.syspath_prepend(site)
+    from hypothesis import given, settings
+
+    drawn: list[object] = []
+
+    @settings(max_examples=n, derandomize=True, database=None)
+    @given(strategy)
+    def probe(v: object) -> None:
+        drawn.append(v)
+
+    probe()
+    return drawn
+
+
+def test_edits_reach_inside_containers_as_often_as_on_top(swe_abs_site, monkeypatch):
+    monkeypatch.syspath_prepend(swe_abs_site)
+    from methods.swe_abs._jail.near import edits
+
+    value = ["&amp;", "x", "y", "z"]
+    drawn = _draw_all(edits(value, NONE), 300, swe_abs_site, monkeypatch)
+    reversed_ = value[::-1]
+    inside = [v for v in drawn if type(v) is list and len(v) == 4 and v not in (value, reversed_)]
+    on_top = [v for v in drawn if v not in inside]
+    # Hypothesis stops early on a finite space; both kinds are drawn, every edited item too
+    assert len(inside) >= 20 and len(on_top) >= 5, (len(inside), len(on_top))
+    assert {i for v in inside for i in range(4) if v[i] != value[i]} == {0, 1, 2}
+    assert ["&AMP;", "x", "y", "z"] in drawn
+    mapping = _draw_all(edits({"a": 1}, NONE), 200, swe_abs_site, monkeypatch)
+    assert {"A": 1} in mapping and {"a": 0} in mapping and {} in mapping and None in mapping

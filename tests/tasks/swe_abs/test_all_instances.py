@@ -1,6 +1,6 @@
 """Over every bundled instance, one run of the model-free strengthening (small budgets, shared by
 the tests below): the gold patch resolves its instance and the base does not, no correct
-candidate patch the project ships (its own and both outside sets', ``candidates=all``) is ever
+candidate patch the project ships (its own and every outside set's, ``candidates=all``) is ever
 rejected — by the original tests or by the strengthened ones — and the
 strengthened tests do reject wrong patches. A scripted solver answers every instance: a correct
 fix for the clamp instance (graded before and after the strengthening), prose elsewhere (a
@@ -75,9 +75,9 @@ def test_no_correct_candidate_is_ever_rejected(all_run):
                 problems.append((sid, c["system"], c["problem"], c["new_failed"],
                                  c["f2p_failed"], c["p2p_failed"]))  # fmt: skip
     assert problems == [] and n_correct >= len(samples)
-    from tasks.swe_abs.outside import OUTSIDE, load_outside, second_set_files
+    from tasks.swe_abs.outside import OUTSIDE, load_outside, second_set_files, third_set_files
 
-    shipped = sum(c.kind == "correct" for f in [OUTSIDE, *second_set_files()]
+    shipped = sum(c.kind == "correct" for f in [OUTSIDE, *second_set_files(), *third_set_files()]
                   for cands in load_outside(f).values() for c in cands)  # fmt: skip
     graded = sum(c["kind"] == "correct" and c.get("origin") == "outside"
                  for s in samples.values() for c in s.metadata["swe_abs"]["outcome"]["candidates"])  # fmt: skip

@@ -31,9 +31,11 @@ def test_deviations_follow_the_configuration():
     assert not any(t.startswith(("offline_instances", "model_free", "operator_")) for t in texts)
     assert "judge_repeats=1 (paper: 3 per judge model)" in texts
     cfg = SweAbsConfig(tests_from="both", explore_tests=7).pipeline()
-    assert cfg.tests_from == {"differential", "explore", "foreign", "model"}
-    assert cfg.explore_tests == 7 and cfg.foreign_tests == 40
+    assert cfg.tests_from == {"differential", "explore", "near", "foreign", "model"}
+    assert cfg.explore_tests == 7 and cfg.foreign_tests == 40 and cfg.near_tests == 40
     assert SweAbsConfig(foreign_tests=0).pipeline().foreign_tests == 0
+    near = SweAbsConfig(near_examples=9, near_tests=0).pipeline()
+    assert (near.near_examples, near.near_tests) == (9, 0)
 
 
 def test_outside_candidates_load_apart_from_the_own_ones():
@@ -63,7 +65,7 @@ def test_a_malformed_outside_record_is_named(tmp_path):
         load_outside(bad)
 
 
-def test_the_second_outside_set_loads_alone_and_within_all(tmp_path):
+def test_the_second_and_third_outside_sets_load_alone_and_within_all(tmp_path):
     from tasks.swe_abs.dataset import load_source
 
     loaded, source, digest = load_source(None)
@@ -79,8 +81,20 @@ def test_the_second_outside_set_loads_alone_and_within_all(tmp_path):
     assert "outside:o2X-w1" in systems and len(every) == len(loaded)
     assert {c.system for c in load_outside()[iid]} <= systems  # the first set too
     assert "outside_candidates.jsonl" in src_all and h_all != h
-    with pytest.raises(FileNotFoundError, match="second outside"):
+    with pytest.raises(FileNotFoundError, match="'outside2' has no file"):
         with_outside_candidates(loaded, source, digest, "outside2", second=[])
+    # the third set the same way, alone and within all
+    third = tmp_path / "outside_candidates_3_Y.jsonl"
+    third.write_text(json.dumps({**rec, "candidate_id": "o3Y-w1"}) + "\n")
+    only3, src3, _ = with_outside_candidates(loaded, source, digest, "outside3", third=[third])
+    assert [c.system for i in only3 for c in i.candidates] == ["outside:o3Y-w1"]
+    assert "outside_candidates_3_Y" in src3
+    every3, _, _ = with_outside_candidates(
+        loaded, source, digest, "all", second=[second], third=[third]
+    )
+    assert {"outside:o2X-w1", "outside:o3Y-w1"} <= {c.system for i in every3 for c in i.candidates}
+    with pytest.raises(FileNotFoundError, match="'outside3' has no file"):
+        with_outside_candidates(loaded, source, digest, "outside3", third=[])
     rec["instance_id"] = "nobody__nothing-1"
     second.write_text(json.dumps(rec) + "\n")
     with pytest.raises(OutsideFormatError, match="nobody__nothing-1"):
