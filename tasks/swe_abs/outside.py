@@ -32,7 +32,7 @@ from methods.swe_abs import Candidate, Instance
 
 _DATA = Path(__file__).resolve().parent / "data"
 OUTSIDE = _DATA / "outside_candidates.jsonl"
-CandidateSets = Literal["own", "outside", "outside2", "outside3", "all"]
+CandidateSets = Literal["own", "outside", "outside2", "outside3", "all", "all_correct"]
 
 
 def set_files(number: int) -> list[Path]:
@@ -89,7 +89,9 @@ def with_outside_candidates(
     first outside set, ``path``), ``outside2`` (the second, ``second``) or ``outside3`` (the
     third, ``third``) only the instances that set covers, with only its candidates; ``all``
     every instance with its own candidates and, where it has them, every outside set's (every
-    candidate the project ships). The source names the files and the hash covers them."""
+    candidate the project ships); ``all_correct`` the same with only the outside sets' correct
+    patches (whether any correct patch is rejected, without grading the wrong ones in fresh
+    trees). The source names the files and the hash covers them."""
     if sets == "own":
         return loaded, source, source_hash
     second = second_set_files() if second is None else second
@@ -99,6 +101,7 @@ def with_outside_candidates(
         "outside2": second,
         "outside3": third,
         "all": [path, *second, *third],
+        "all_correct": [path, *second, *third],
     }[sets]
     if not files:
         raise FileNotFoundError(f"swe_abs: the candidate set {sets!r} has no file")
@@ -108,12 +111,15 @@ def with_outside_candidates(
         for iid, cands in load_outside(file).items():
             if iid not in known:
                 raise OutsideFormatError(f"{file}: instance id {iid!r} is not in {source}")
+            if sets == "all_correct":
+                cands = [c for c in cands if c.kind == "correct"]
             outside.setdefault(iid, []).extend(cands)
+    every = sets in ("all", "all_correct")
     chosen = []
     for inst in loaded:
-        if sets != "all" and inst.instance_id not in outside:
+        if not every and inst.instance_id not in outside:
             continue
-        own = inst.candidates if sets == "all" else ()
+        own = inst.candidates if every else ()
         extra = tuple(outside.get(inst.instance_id, ()))
         chosen.append(dataclasses.replace(inst, candidates=(*own, *extra)))
     text = "".join(f.read_text(encoding="utf-8") for f in files)

@@ -93,6 +93,12 @@ def test_the_second_and_third_outside_sets_load_alone_and_within_all(tmp_path):
         loaded, source, digest, "all", second=[second], third=[third]
     )
     assert {"outside:o2X-w1", "outside:o3Y-w1"} <= {c.system for i in every3 for c in i.candidates}
+    correct, _, _ = with_outside_candidates(
+        loaded, source, digest, "all_correct", second=[second], third=[third]
+    )
+    kinds = {(c.origin, c.kind) for i in correct for c in i.candidates}
+    assert ("outside", "correct") in kinds and ("outside", "wrong") not in kinds
+    assert ("own", "wrong") in kinds and len(correct) == len(loaded)
     with pytest.raises(FileNotFoundError, match="'outside3' has no file"):
         with_outside_candidates(loaded, source, digest, "outside3", third=[])
     rec["instance_id"] = "nobody__nothing-1"
