@@ -16,7 +16,7 @@ from typing import Any
 
 from .calls import Caller, Unexpressible, emit_test, form_strategy, settings, strategies
 from .facets import facets, relations
-from .near import harvest, near_strategies, target_paths
+from .near import harvest, near_calls, target_paths
 from .swap import Runner
 from .values import equal, normalise
 
@@ -121,15 +121,17 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
 
         return local
 
-    if job.get("domain") == "near":  # near inputs (:mod:`.near`) in place of the declared ones
+    near = job.get("domain") == "near"
+    if near:  # near inputs (:mod:`.near`) in place of the declared ones: one edited argument
         constants = harvest(target_paths(runner.repo, job.get("targets", {})))
-        domain = near_strategies(spec, constants)
+        domain = {"_near": near_calls(spec, constants)}
     else:
         domain = strategies(spec)
 
     @settings({**job, "shrink": False})
     @given(_form=form_strategy(caller), **domain)
-    def probe(_form: int, **kwargs: Any) -> None:
+    def probe(_form: int, **drawn: Any) -> None:
+        kwargs = drawn["_near"] if near else drawn
         hit.clear()
         sys.settrace(tracer)
         try:

@@ -1,20 +1,23 @@
-"""Near inputs: values next to the declared domain, made from a drawn value by small, type-directed
-edits, so that characterisation tests reach the inputs a hand-written strategy rarely or never
-draws and a wrong fix most often gets wrong:
+"""Near inputs: values next to the declared domain, made from a drawn call by one small,
+type-directed edit of one argument, so that characterisation tests reach the inputs a
+hand-written strategy rarely or never draws and a wrong fix most often gets wrong.
 
-- text (``str``, and ``bytes``/``bytearray`` through Latin-1): its case changed; one character
-  deleted (the first, the last, each punctuation character); ``_``, ``.`` or ``,`` between two
-  digits; its digits written as superscript digits; its ASCII letters
-  (all, the capitals, the first, the last) as accented ones; zeros before its first digit; a
-  constant of the code under test put in front, in the middle or at the end; white space around
-  it; empty; the other buffer type (the same bytes, and empty);
+The edits, by kind (a draw picks a kind first, then an edit of that kind):
+
+- text (``str``, and ``bytes``/``bytearray`` through Latin-1): its case changed; a character
+  dropped (the first, the last, a punctuation character); digits (zeros before the first, ``_``,
+  ``.`` or ``,`` between two, superscript digits); letters (all ASCII letters accented, the
+  capitals alone, the first, the last); a literal of the code under test alone, before, inside or
+  after it; empty, white space around it, doubled; for bytes, the other buffer type (the same
+  bytes, and empty);
 - integers: the code's own integer constants, one either side, plus a hundred, with the drawn
-  value's hundreds (``13`` → ``113``, ``1013``), its negative, zero, as a float, NaN and the
+  value's hundreds (``13`` → ``113``, ``1013``); zero, the negative; as a float, NaN, the
   infinities;
-- floats: NaN, the infinities, ``-0.0``, its negative, the value plus a half, as an integer;
-- sequences and mappings: one item (or value, or key) replaced by one of its neighbours, the other
-  of list and tuple, a one-shot iterator over the items, reversed, empty, the first item repeated,
-  the last dropped;
+- floats: NaN, the infinities, ``-0.0``; the negative, plus a half, as an integer;
+- lists, tuples, dicts: the container itself (empty, reversed, the other of list and tuple, a
+  one-shot iterator over the items, the first item repeated, the last dropped); the same text
+  edit applied to every text inside (all upper-cased, ...); or one of its first items (values and
+  keys alike) edited in turn, recursively;
 - any value: ``None``.
 
 The constants are the literals on the target lines (the slice of the fix), harvested from the
@@ -28,13 +31,14 @@ from __future__ import annotations
 import ast
 import math
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .values import HELPERS, SUBCLASSES, expression
 
-_MAX_DEPTH = 2  # containers: neighbours of items this deep
-_MAX_ITEMS = 3  # containers: the first items whose neighbours count
+_MAX_DEPTH = 2  # containers: edits of items this deep
+_MAX_ITEMS = 3  # containers: the first items that are edited
 _MAX_CONSTANT_TEXT = 24
 # Superscript digits only: `str.isdigit` takes them, `int`, `\d` and `str.isdecimal` do not. Other
 # decimal digits (full-width, Arabic-Indic) are taken by `int` and `\d` but not by `[0-9]`, and a
@@ -78,157 +82,142 @@ def harvest(paths_lines: dict[str, set[int]]) -> Constants:
     return Constants(tuple(sorted(ints)), tuple(sorted(texts)))
 
 
-def _digits(s: str, table: dict[str, str]) -> str:
-    return "".join(table.get(c, c) for c in s)
-
-
-def _letters(s: str) -> str:
+def _dedupe(values: Iterable[Any], drop: Any = None) -> list[Any]:
+    """In order, without repeats and without ``drop`` (compared by type and repr: NaN and values
+    that do not hash compare too)."""
+    seen = {(type(drop), repr(drop))} if drop is not None else set()
     out = []
-    for c in s:
-        if c.isascii() and c.isalpha():
-            c = _ACCENTED["upper" if c.isupper() else "lower"]
-        out.append(c)
-    return "".join(out)
-
-
-def _text_neighbours(s: str, constants: Constants) -> list[str]:
-    out = [s.upper(), s.lower(), s.swapcase(), "", f" {s} ", f"{s}\t", s + s]
-    positions = {0, len(s) - 1} | {i for i, c in enumerate(s) if not c.isalnum()}
-    out += [s[:i] + s[i + 1 :] for i in sorted(positions) if 0 <= i < len(s)]
-    first_digit = next((i for i, c in enumerate(s) if c.isdigit()), None)
-    if first_digit is not None:
-        out.append(s[:first_digit] + "000" + s[first_digit:])  # leading zeros
-    for i in range(len(s) - 1):
-        if s[i].isdigit() and s[i + 1].isdigit():  # separators numbers are written with
-            out += [s[: i + 1] + sep + s[i + 1 :] for sep in ("_", ".", ",")]
-            break
-    if any(c in _SUPERSCRIPT for c in s):
-        out.append(_digits(s, _SUPERSCRIPT))
-    letters = [i for i, c in enumerate(s) if c.isascii() and c.isalpha()]
-    if letters:  # every ASCII letter accented, the capitals alone, the first, the last alone
-        out.append(_letters(s))
-        out.append("".join(_letters(c) if c.isupper() else c for c in s))
-        out += [s[:i] + _letters(s[i]) + s[i + 1 :] for i in (letters[0], letters[-1])]
-    middle = len(s) // 2
-    for c in constants.texts:
-        out += [c, c + s, s[:middle] + c + s[middle:], s + c]
-    return [v for v in dict.fromkeys(out) if v != s]
-
-
-def _int_neighbours(n: int, constants: Constants) -> list[Any]:
-    hundreds = n - n % 100 if n >= 0 else n + (-n) % 100
-    out: list[Any] = [0, -n, float(n), math.nan, math.inf, -math.inf]
-    for c in constants.ints:
-        out += [c, c - 1, c + 1, c + 100, hundreds + c if n >= 0 else hundreds - c]
-    return [v for v in dict.fromkeys(out) if not (type(v) is int and v == n)]
-
-
-def _float_neighbours(x: float) -> list[Any]:
-    out: list[Any] = [math.nan, math.inf, -math.inf, -0.0]
-    if math.isfinite(x):
-        out += [-x, x + 0.5, int(x)]
-    return [v for v in out if repr(v) != repr(x)]
-
-
-def neighbours(value: Any, constants: Constants, depth: int = 0) -> list[Any]:
-    """The near inputs made from ``value`` (see the module's text); ``None`` always among them
-    unless the value is None. Values of the generator's subclasses are edited as their base
-    type's values and keep no subclass."""
-    t = type(value)
-    out: list[Any] = []
-    if value is None:
-        return out
-    if t in SUBCLASSES.values():
-        value = t.__mro__[1](value)
-        t = type(value)
-    if t is str:
-        out += _text_neighbours(value, constants)
-    elif t in (bytes, bytearray):
-        texts = _text_neighbours(bytes(value).decode("latin-1"), constants)
-        out += [t(s.encode("latin-1" if max(s, default="a") <= "\xff" else "utf-8"))
-                for s in texts]  # fmt: skip
-        out += [bytearray(value), bytearray()] if t is bytes else [bytes(value), b""]
-    elif t is int:
-        out += _int_neighbours(value, constants)
-    elif t is float:
-        out += _float_neighbours(value)
-    elif t in (list, tuple):
-        out += _sequence_neighbours(list(value), t, constants, depth)
-    elif t is dict:
-        out += _mapping_neighbours(value, constants, depth)
-    out.append(None)
+    for v in values:
+        key = (type(v), repr(v))
+        if key not in seen:
+            seen.add(key)
+            out.append(v)
     return out
 
 
-def _sequence_shapes(items: list[Any], t: type) -> list[Any]:
+def _accented(s: str) -> str:
+    return "".join(
+        _ACCENTED["upper" if c.isupper() else "lower"] if c.isascii() and c.isalpha() else c
+        for c in s
+    )
+
+
+def _text_groups(s: str, constants: Constants) -> list[list[str]]:
+    """The edits of a text by kind, each without the text itself (empty kinds left out)."""
+    case = [s.upper(), s.lower(), s.swapcase()]
+    where = {0, len(s) - 1} | {i for i, c in enumerate(s) if not c.isalnum()}
+    dropped = [s[:i] + s[i + 1 :] for i in sorted(where) if 0 <= i < len(s)]
+    digits = []
+    first = next((i for i, c in enumerate(s) if c.isdigit()), None)
+    if first is not None:
+        digits.append(s[:first] + "000" + s[first:])  # leading zeros
+    for i in range(len(s) - 1):
+        if s[i].isdigit() and s[i + 1].isdigit():  # separators numbers are written with
+            digits += [s[: i + 1] + sep + s[i + 1 :] for sep in ("_", ".", ",")]
+            break
+    if any(c in _SUPERSCRIPT for c in s):
+        digits.append("".join(_SUPERSCRIPT.get(c, c) for c in s))
+    letters = []
+    at = [i for i, c in enumerate(s) if c.isascii() and c.isalpha()]
+    if at:  # every ASCII letter accented, the capitals alone, the first alone, the last alone
+        letters.append(_accented(s))
+        letters.append("".join(_accented(c) if c.isupper() else c for c in s))
+        letters += [s[:i] + _accented(s[i]) + s[i + 1 :] for i in (at[0], at[-1])]
+    middle = len(s) // 2
+    literals = [v for c in constants.texts for v in (c, c + s, s[:middle] + c + s[middle:], s + c)]
+    blank = ["", f" {s} ", f"{s}\t", s + s]
+    groups = [case, dropped, digits, letters, literals, blank]
+    return [g for g in (_dedupe(g, drop=s) for g in groups) if g]
+
+
+def _int_groups(n: int, constants: Constants) -> list[list[Any]]:
+    """The code's constants (and around them); zero and the negative; other number types."""
+    hundreds = n - n % 100 if n >= 0 else n + (-n) % 100
+    around: list[Any] = []
+    for c in constants.ints:
+        around += [c, c - 1, c + 1, c + 100, hundreds + c if n >= 0 else hundreds - c]
+    groups = [around, [0, -n], [float(n), math.nan, math.inf, -math.inf]]
+    return [g for g in (_dedupe(g, drop=n) for g in groups) if g]
+
+
+def _float_groups(x: float) -> list[list[Any]]:
+    """The special values; the negative, a half more, the integer."""
+    groups = [
+        [math.nan, math.inf, -math.inf, -0.0],
+        [-x, x + 0.5, int(x)] if math.isfinite(x) else [],
+    ]
+    return [g for g in (_dedupe(g, drop=x) for g in groups) if g]
+
+
+def _as_bytes(t: type, s: str) -> Any:
+    return t(s.encode("latin-1" if max(s, default="a") <= "\xff" else "utf-8"))
+
+
+def _base(value: Any) -> Any:
+    """A value of one of the generator's subclasses as its built-in base type's value."""
+    t = type(value)
+    return t.__mro__[1](value) if t in SUBCLASSES.values() else value
+
+
+def _scalar_groups(value: Any, constants: Constants) -> list[list[Any]]:
+    """The edits of a text, byte string or number by kind, and None (a kind of its own); for
+    anything else, None alone."""
+    t = type(value)
+    groups: list[list[Any]] = []
+    if t is str:
+        groups = _text_groups(value, constants)
+    elif t in (bytes, bytearray):
+        text = bytes(value).decode("latin-1")
+        groups = [[_as_bytes(t, s) for s in g] for g in _text_groups(text, constants)]
+        groups.append([bytearray(value), bytearray()] if t is bytes else [bytes(value), b""])
+    elif t is int:
+        groups = _int_groups(value, constants)
+    elif t is float:
+        groups = _float_groups(value)
+    return [*groups, [None]]
+
+
+# The same edit of every text inside a container (a list of words all upper-cased): an edit of
+# one item rarely meets the others it interacts with.
+_EVERYWHERE: tuple[Callable[[str], str], ...] = (
+    str.upper,
+    str.lower,
+    lambda s: s[:-1],
+    lambda s: f" {s} ",
+    _accented,
+)
+
+
+def _everywhere(value: Any, edit: Callable[[str], str], depth: int = 0) -> Any:
+    """``value`` with ``edit`` applied to every text in it (``depth`` levels down); a dict whose
+    keys would collide is left as it is."""
+    value = _base(value)
+    t = type(value)
+    if t is str:
+        return edit(value)
+    if depth >= _MAX_DEPTH:
+        return value
+    if t in (list, tuple):
+        return t(_everywhere(v, edit, depth + 1) for v in value)
+    if t is dict:
+        try:
+            out = {_everywhere(k, edit, depth + 1): _everywhere(v, edit, depth + 1)
+                   for k, v in value.items()}  # fmt: skip
+        except TypeError:
+            return value
+        return out if len(out) == len(value) else value
+    return value
+
+
+def _shapes(items: list[Any], t: type) -> list[Any]:
     """The edits of a sequence as a whole: empty, reversed, the other of list and tuple, a
     one-shot iterator (as a generator passed in would be), the first item repeated, the last
-    dropped (never the sequence itself)."""
+    dropped; None."""
     out: list[Any] = [t(), t(reversed(items)), list(items) if t is tuple else tuple(items)]
     out.append(_ITERATOR(items))
     if items:
         out += [t([items[0], *items]), t(items[:-1])]
-    return [v for v in out if not (type(v) is t and v == t(items))]
-
-
-def _sequence_neighbours(items: list[Any], t: type, constants: Constants, depth: int) -> list[Any]:
-    out = _sequence_shapes(items, t)
-    if depth < _MAX_DEPTH:
-        for i, item in enumerate(items[:_MAX_ITEMS]):
-            for near in neighbours(item, constants, depth + 1):
-                out.append(t([*items[:i], near, *items[i + 1 :]]))
-    return [v for v in out if not (type(v) is t and v == t(items))]
-
-
-def _mapping_neighbours(d: dict[Any, Any], constants: Constants, depth: int) -> list[Any]:
-    out: list[Any] = [{}]
-    if depth < _MAX_DEPTH:
-        for key in list(d)[:_MAX_ITEMS]:
-            for near in neighbours(d[key], constants, depth + 1):
-                out.append({**d, key: near})
-            for near in neighbours(key, constants, depth + 1):
-                try:
-                    hash(near)
-                except TypeError:
-                    continue
-                if near not in d:
-                    out.append({(near if k == key else k): v for k, v in d.items()})
-    return out
-
-
-def edits(value: Any, constants: Constants, depth: int = 0) -> Any:
-    """A Hypothesis strategy over the near inputs of ``value``, one edit at one place: for a
-    non-empty list, tuple or dict, half the draws edit the container itself (shape, None) and
-    half edit one of its first items (values and keys alike for a dict), recursively, so that
-    an edit deep inside is as likely as one on top; for anything else, one of its
-    :func:`neighbours` (the value itself when it has none)."""
-    from hypothesis import strategies as st
-
-    t = type(value)
-    if t in SUBCLASSES.values():
-        value, t = t.__mro__[1](value), t.__mro__[1]
-    if t in (list, tuple) and value and depth < _MAX_DEPTH:
-        items = list(value)
-        own = [*_sequence_shapes(items, t), None]
-
-        def at(i: int) -> Any:
-            return edits(items[i], constants, depth + 1).map(
-                lambda v: t([*items[:i], v, *items[i + 1 :]])
-            )
-
-        inside = st.integers(0, min(len(items), _MAX_ITEMS) - 1).flatmap(at)
-        return st.one_of(st.sampled_from(own), inside)
-    if t is dict and value and depth < _MAX_DEPTH:
-        keys = list(value)[:_MAX_ITEMS]
-        values = st.sampled_from(keys).flatmap(
-            lambda k: edits(value[k], constants, depth + 1).map(lambda v: {**value, k: v})
-        )
-        renamed = st.sampled_from(keys).flatmap(
-            lambda k: edits(k, constants, depth + 1).map(lambda new: _rekey(value, k, new))
-        )
-        return st.one_of(st.sampled_from([{}, None]), values, renamed)
-    options = neighbours(value, constants, depth)
-    return st.sampled_from(options) if options else st.just(value)
+    return [*_dedupe(out, drop=t(items)), None]
 
 
 def _rekey(d: dict[Any, Any], old: Any, new: Any) -> dict[Any, Any]:
@@ -243,22 +232,97 @@ def _rekey(d: dict[Any, Any], old: Any, new: Any) -> dict[Any, Any]:
     return {(new if k == old else k): v for k, v in d.items()}
 
 
-def near_strategies(spec: dict[str, Any], constants: Constants) -> dict[str, Any]:
-    """name → strategy: a value of the declared domain, or one of its near inputs (:func:`edits`)
-    when that is expressible as test code (the declared value otherwise)."""
+def neighbours(value: Any, constants: Constants, depth: int = 0) -> list[Any]:
+    """Every near input :func:`edits` can draw from ``value`` (without repeats); None among them
+    unless the value is None. Values of the generator's subclasses are edited as their base
+    type's values."""
+    value = _base(value)
+    t = type(value)
+    if value is None:
+        return []
+    if t in (list, tuple):
+        items = list(value)
+        out = _shapes(items, t) + [_everywhere(value, e) for e in _EVERYWHERE]
+        if depth < _MAX_DEPTH:
+            for i, item in enumerate(items[:_MAX_ITEMS]):
+                out += [t([*items[:i], v, *items[i + 1 :]])
+                        for v in neighbours(item, constants, depth + 1)]  # fmt: skip
+        return _dedupe(out, drop=value)
+    if t is dict:
+        out = [{}, None] + [_everywhere(value, e) for e in _EVERYWHERE]
+        if depth < _MAX_DEPTH:
+            for key in list(value)[:_MAX_ITEMS]:
+                out += [{**value, key: v} for v in neighbours(value[key], constants, depth + 1)]
+                out += [_rekey(value, key, k) for k in neighbours(key, constants, depth + 1)]
+        return [v for v in _dedupe(out) if v != value or type(v) is not dict]
+    return _dedupe(v for g in _scalar_groups(value, constants) for v in g)
+
+
+def edits(value: Any, constants: Constants, depth: int = 0) -> Any:
+    """A Hypothesis strategy over the near inputs of ``value``, one edit at one place. A text,
+    byte string or number: a kind of edit, then an edit of that kind. A non-empty list, tuple or
+    dict: a third of the draws edit the container itself, a third edit every text inside alike,
+    a third edit one of its first items (values and keys alike for a dict), recursively, so that
+    an edit deep inside is as likely as one on top. The value itself when it has no edit."""
+    from hypothesis import strategies as st
+
+    value = _base(value)
+    t = type(value)
+    if t in (list, tuple, dict) and value and depth < _MAX_DEPTH:
+        alike = _dedupe((_everywhere(value, e) for e in _EVERYWHERE), drop=value)
+        if t is dict:
+            keys = list(value)[:_MAX_ITEMS]
+            own = st.sampled_from([{}, None])
+            inside = st.one_of(
+                st.sampled_from(keys).flatmap(
+                    lambda k: edits(value[k], constants, depth + 1).map(lambda v: {**value, k: v})
+                ),
+                st.sampled_from(keys).flatmap(
+                    lambda k: edits(k, constants, depth + 1).map(lambda n: _rekey(value, k, n))
+                ),
+            )
+        else:
+            items = list(value)
+            own = st.sampled_from(_shapes(items, t))
+
+            def at(i: int) -> Any:
+                return edits(items[i], constants, depth + 1).map(
+                    lambda v: t([*items[:i], v, *items[i + 1 :]])
+                )
+
+            inside = st.integers(0, min(len(items), _MAX_ITEMS) - 1).flatmap(at)
+        return st.one_of(own, st.sampled_from(alike), inside) if alike else st.one_of(own, inside)
+    if t in (list, tuple):  # empty, or this deep: the container's own edits only
+        return st.sampled_from(_shapes(list(value), t))
+    if t is dict:
+        mapping_edits: list[Any] = [{}, None] if value else [None]
+        return st.sampled_from(mapping_edits)
+    if value is None:
+        return st.just(None)
+    groups = _scalar_groups(value, constants)
+    return st.sampled_from(groups).flatmap(st.sampled_from)
+
+
+def near_calls(spec: dict[str, Any], constants: Constants) -> Any:
+    """A strategy over the call's arguments (name → value): the declared values, one of them
+    replaced by one of its near inputs (:func:`edits`) when that is expressible as test code (as
+    declared otherwise)."""
     from hypothesis import strategies as st
 
     env = {"st": st}
+    declared = {name: eval(expr, env) for name, expr in spec["args"].items()}  # noqa: S307
+    names = list(declared)
 
-    def edit(value: Any) -> Any:
-        return edits(value, constants).map(lambda v: v if expression(v) is not None else value)
+    def edit_one(values: dict[str, Any]) -> Any:
+        def at(name: str) -> Any:
+            return edits(values[name], constants).map(
+                lambda v: {**values, name: v if expression(v) is not None else values[name]}
+            )
 
-    out = {}
-    for name, expr in spec["args"].items():
-        declared = eval(expr, env)  # noqa: S307 - the instance's own spec
-        # each argument is edited or kept independently: most inputs mix both
-        out[name] = st.one_of(declared, declared.flatmap(edit))
-    return out
+        return st.sampled_from(names).flatmap(at)
+
+    calls = st.fixed_dictionaries(declared)
+    return calls.flatmap(edit_one) if names else calls
 
 
 def target_paths(repo: str, targets: dict[str, list[int]]) -> dict[str, set[int]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from methods.swe_abs._jail.near import Constants, harvest, near_strategies, neighbours
+from methods.swe_abs._jail.near import Constants, harvest, near_calls, neighbours
 from methods.swe_abs._jail.values import SUBCLASSES, expression
 
 NONE = Constants()
@@ -61,13 +61,16 @@ def test_bytes_are_edited_as_text_and_swap_buffer_type():
     assert all(type(v) is bytes for v in near if v is not None and not isinstance(v, bytearray))
     assert type(neighbours(bytearray(b"a"), NONE)[0]) is bytearray
     assert b"a\xb9" in near  # a superscript digit, outside ASCII, as Latin-1
+    assert b"\xe2\x80\x94" in neighbours(
+        b"a", Constants(texts=("\u2014",))
+    )  # beyond Latin-1: UTF-8
 
 
 def test_containers_edit_one_item_and_their_shape():
     near = neighbours([1, 2], NONE)
     assert [] in near and [2, 1] in near and (1, 2) in near and [1, 1, 2] in near and [1] in near
     assert [1, -2] in near and [None, 2] in near
-    assert [1, 2] not in [v for v in near if type(v) is list]
+    assert "[1, 2]" not in [repr(v) for v in near]  # never the value itself ([1, 2.0] is not)
     mapping = neighbours({"a": 1}, NONE)
     assert {} in mapping and {"a": None} in mapping and {"A": 1} in mapping
 
@@ -99,24 +102,19 @@ def test_harvest_reads_literals_on_the_target_lines_only(tmp_path: Path):
     assert harvest({str(tmp_path / "bad.py"): {1}}) == NONE
 
 
-def test_strategy_draws_declared_and_edited_values_all_expressible_as_code(
+def test_calls_edit_exactly_one_argument_and_stay_expressible_as_code(
     swe_abs_site: str, monkeypatch
 ):
-    monkeypatch.syspath_prepend(swe_abs_site)  # Hypothesis, as the sandbox has it
-    from hypothesis import given, settings
-
-    drawn: list[object] = []
-    spec = {"args": {"s": "st.sampled_from(['12', 'ab'])"}}
-
-    @settings(max_examples=200, derandomize=True, database=None)
-    @given(**near_strategies(spec, Constants(texts=(";",))))
-    def probe(s: object) -> None:
-        drawn.append(s)
-
-    probe()
-    assert {"12", "ab"} <= set(drawn)  # the declared values stay
-    assert {"1_2", "AB"} & set(drawn) and None in drawn
-    assert all(expression(v) is not None for v in drawn)
+    monkeypatch.syspath_prepend(swe_abs_site)
+    spec = {"args": {"s": "st.sampled_from(['12', 'ab'])", "flag": "st.just(True)"}}
+    drawn = _draw_all(near_calls(spec, Constants(texts=(";",))), 200, swe_abs_site, monkeypatch)
+    assert all(isinstance(d, dict) and set(d) == {"s", "flag"} for d in drawn)
+    texts = {d["s"] for d in drawn}
+    assert {"1_2", "AB", "a;b"} <= texts and None in texts
+    # one argument at a time: the flag is None only where the text is as declared
+    assert all(d["s"] in ("12", "ab") for d in drawn if d["flag"] is None)
+    assert any(d["flag"] is None for d in drawn)
+    assert all(expression(v) is not None for d in drawn for v in d.values())
 
 
 def test_sequences_get_a_one_shot_iterator_that_is_test_code():
@@ -156,12 +154,33 @@ def test_edits_reach_inside_containers_as_often_as_on_top(swe_abs_site, monkeypa
 
     value = ["&amp;", "x", "y", "z"]
     drawn = _draw_all(edits(value, NONE), 300, swe_abs_site, monkeypatch)
-    reversed_ = value[::-1]
-    inside = [v for v in drawn if type(v) is list and len(v) == 4 and v not in (value, reversed_)]
+    alike = (value[::-1], [v.upper() for v in value], [v.lower() for v in value],
+             [v[:-1] for v in value], [f" {v} " for v in value])  # fmt: skip
+    inside = [v for v in drawn if type(v) is list and len(v) == 4 and v not in alike]
+    inside = [v for v in inside if sum(a != b for a, b in zip(v, value, strict=True)) == 1]
     on_top = [v for v in drawn if v not in inside]
     # Hypothesis stops early on a finite space; both kinds are drawn, every edited item too
     assert len(inside) >= 20 and len(on_top) >= 5, (len(inside), len(on_top))
     assert {i for v in inside for i in range(4) if v[i] != value[i]} == {0, 1, 2}
     assert ["&AMP;", "x", "y", "z"] in drawn
+    assert ["&AMP;", "X", "Y", "Z"] in drawn  # the same edit of every text inside
     mapping = _draw_all(edits({"a": 1}, NONE), 200, swe_abs_site, monkeypatch)
     assert {"A": 1} in mapping and {"a": 0} in mapping and {} in mapping and None in mapping
+
+
+def test_a_kind_with_many_edits_does_not_crowd_out_the_others():
+    """Twenty literals of the code give a text eighty edits of that kind, kept apart from the
+    case edits: a draw picks one of the kinds first (one in seven here), not one of ninety."""
+    from methods.swe_abs._jail.near import _scalar_groups
+
+    many = Constants(texts=tuple(f"k{i}" for i in range(20)))
+    groups = _scalar_groups("&amp;", many)
+    assert ["&AMP;"] in groups and [None] in groups and len(groups) == 6
+    assert max(len(g) for g in groups) == 80  # the literals, one kind
+
+
+def test_the_same_edit_everywhere_keeps_keys_apart():
+    from methods.swe_abs._jail.near import _everywhere
+
+    assert _everywhere(["a", ("b", 1)], str.upper) == ["A", ("B", 1)]
+    assert _everywhere({"a": "x", "A": "y"}, str.upper) == {"a": "x", "A": "y"}  # keys collide
