@@ -10,9 +10,9 @@ The edits, by kind (a draw picks a kind first, then an edit of that kind):
   capitals alone, the first, the last); a literal of the code under test alone, before, inside or
   after it; empty, white space around it, doubled; for bytes, the other buffer type (the same
   bytes, and empty);
-- integers: the code's own integer constants, one either side, plus a hundred, with the drawn
-  value's hundreds (``13`` → ``113``, ``1013``); zero, the negative; as a float, NaN, the
-  infinities;
+- integers: the code's own integer constants; one either side of them, plus a hundred, with
+  the drawn value's hundreds (``13`` → ``113``, ``1013``); zero, the negative; as a float, NaN,
+  the infinities;
 - floats: NaN, the infinities, ``-0.0``; the negative, plus a half, as an integer;
 - lists, tuples, dicts: the container itself (empty, reversed, the other of list and tuple, a
   one-shot iterator over the items, the first item repeated, the last dropped); the same text
@@ -131,12 +131,13 @@ def _text_groups(s: str, constants: Constants) -> list[list[str]]:
 
 
 def _int_groups(n: int, constants: Constants) -> list[list[Any]]:
-    """The code's constants (and around them); zero and the negative; other number types."""
+    """The code's constants; around them; zero and the negative; other number types."""
     hundreds = n - n % 100 if n >= 0 else n + (-n) % 100
     around: list[Any] = []
     for c in constants.ints:
         around += [c, c - 1, c + 1, c + 100, hundreds + c if n >= 0 else hundreds - c]
-    groups = [around, [0, -n], [float(n), math.nan, math.inf, -math.inf]]
+    own = list(constants.ints)
+    groups = [own, around, [0, -n], [float(n), math.nan, math.inf, -math.inf]]
     return [g for g in (_dedupe(g, drop=n) for g in groups) if g]
 
 
@@ -303,6 +304,16 @@ def edits(value: Any, constants: Constants, depth: int = 0) -> Any:
     return st.sampled_from(groups).flatmap(st.sampled_from)
 
 
+def _kinds(value: Any, constants: Constants) -> int:
+    """How many kinds of edit :func:`edits` chooses from for ``value`` (0 for None)."""
+    value = _base(value)
+    if value is None:
+        return 0
+    if type(value) in (list, tuple, dict):
+        return 3 if value else 1
+    return len(_scalar_groups(value, constants))
+
+
 def near_calls(spec: dict[str, Any], constants: Constants) -> Any:
     """A strategy over the call's arguments (name → value): the declared values, one of them
     replaced by one of its near inputs (:func:`edits`) when that is expressible as test code (as
@@ -319,7 +330,10 @@ def near_calls(spec: dict[str, Any], constants: Constants) -> Any:
                 lambda v: {**values, name: v if expression(v) is not None else values[name]}
             )
 
-        return st.sampled_from(names).flatmap(at)
+        # an argument is chosen as often as it has kinds of edit: a flag (None its only edit)
+        # does not take half the edits of a call with one text beside it
+        weighted = [n for n in names for _ in range(_kinds(values[n], constants))]
+        return st.sampled_from(weighted).flatmap(at) if weighted else st.just(values)
 
     calls = st.fixed_dictionaries(declared)
     return calls.flatmap(edit_one) if names else calls

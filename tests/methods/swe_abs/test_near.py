@@ -184,3 +184,11 @@ def test_the_same_edit_everywhere_keeps_keys_apart():
 
     assert _everywhere(["a", ("b", 1)], str.upper) == ["A", ("B", 1)]
     assert _everywhere({"a": "x", "A": "y"}, str.upper) == {"a": "x", "A": "y"}  # keys collide
+
+
+def test_an_argument_is_chosen_as_often_as_it_has_kinds_of_edit():
+    from methods.swe_abs._jail.near import _kinds
+
+    assert _kinds(None, NONE) == 0 and _kinds(True, NONE) == 1  # a flag: None its only edit
+    assert _kinds("12", NONE) >= 4 and _kinds(5, Constants(ints=(13,))) == 5
+    assert _kinds([1], NONE) == 3 and _kinds([], NONE) == 1 and _kinds({}, NONE) == 1
