@@ -26,8 +26,8 @@ class PipelineConfig:
     differential_examples: int = 200
     explore_examples: int = 300
     explore_tests: int = 100
-    near_examples: int = 200
-    near_tests: int = 40
+    near_examples: int = 500
+    near_tests: int = 60
     foreign_examples: int = 30
     foreign_tests: int = 40
     flaky_reruns: int = 3

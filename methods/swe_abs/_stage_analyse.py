@@ -242,6 +242,9 @@ class AnalyseStage(StageBase):
             for type_name, n in (r.get("unexpressible") or {}).items():
                 self.out.unexpressible[type_name] = self.out.unexpressible.get(type_name, 0) + n
         explore = results.get("explore") or {}
+        for job_id, r in (("explore", explore), ("near", near), ("foreign", foreign)):
+            if r.get("timed_out"):  # its tests are lost, not silently: the note says so
+                self.out.notes.append(f"{job_id}: timed out after {r.get('seconds', 0):.0f} s")
         if explore.get("error"):
             self.out.notes.append(f"explore: {explore['error']}")
         for item in explore.get("tests") or []:

@@ -162,8 +162,8 @@ class SweAbsConfig:
     differential_examples: int = 200
     explore_examples: int = 300
     explore_tests: int = 100
-    near_examples: int = 200
-    near_tests: int = 40
+    near_examples: int = 500
+    near_tests: int = 60
     foreign_tests: int = 40
     max_tokens: int = 1024
     test_timeout: int = 60
@@ -309,8 +309,8 @@ def swe_abs(
     differential_examples: int = 200,
     explore_examples: int = 300,
     explore_tests: int = 100,
-    near_examples: int = 200,
-    near_tests: int = 40,
+    near_examples: int = 500,
+    near_tests: int = 60,
     foreign_tests: int = 40,
     max_tokens: int = 1024,
     test_timeout: int = 60,

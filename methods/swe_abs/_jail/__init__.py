@@ -6,7 +6,8 @@
 - :mod:`.plan` and :mod:`.child`: the jobs in order, each in a forked child under a limit;
 - the jobs: :mod:`.job_tests` (run tests, per-test coverage), :mod:`.job_differential` (a
   reference and a variant on the same Hypothesis inputs; the first shrunk disagreement becomes a
-  regression test), :mod:`.job_explore` (characterisation tests of the reference),
+  regression test), :mod:`.job_explore` (characterisation tests of the reference, over the
+  declared domain or over near inputs, :mod:`.near`),
   :mod:`.job_foreign` (the reference's rejections of foreign inputs, :mod:`.foreign`);
 - :mod:`.calls`: the instance's call spec as the generators drive it.
 

@@ -5,7 +5,8 @@ argument classes and facets (:mod:`.facets`), call form, outcome class and facet
 changed or not) is a candidate test, and a greedy choice keeps at most ``max_tests``: first
 those reaching slice lines no test covered yet (the coverage-driven stage), then those adding
 the most new classes, then the rest in the order drawn. Every drawn value must be expressible
-as test code; the ones that are not are counted by type and reported."""
+as test code; the ones that are not are counted by type and reported. With ``domain: near`` the
+calls are the declared ones with one argument edited (:mod:`.near`)."""
 
 from __future__ import annotations
 
