@@ -4,7 +4,6 @@ values (no jail, no candidate of any candidate set)."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from methods.swe_abs._jail.near import Constants, harvest, near_calls, neighbours
