@@ -385,17 +385,17 @@ _WRONG_TOTALS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("wrong", sorted(_WRONG_TOTALS))
-def test_foreign_tests_pass_on_gold_and_reject_wrong_fixes(jobs, tmp_path, monkeypatch, wrong):
-    """The emitted tests as pytest runs them: every one passes on the gold module, and a wrong
-    fix that changes a pinned rejection fails at least one."""
+def _failures(
+    tests: list[dict[str, Any]], wrong_source: str, tmp_path: Path, monkeypatch: Any
+) -> dict[str, int]:
+    """How many of the emitted ``tests`` fail, as pytest would run them, on the gold module
+    (``gold``) and on ``wrong_source`` in its place (``wrong``)."""
     import sys
 
     from methods.swe_abs._jail.values import NORMALISE_SOURCE
 
-    old, new = _WRONG_TOTALS[wrong]
     failures = {}
-    for label, source in (("gold", MOD), ("wrong", MOD.replace(old, new))):
+    for label, source in (("gold", MOD), ("wrong", wrong_source)):
         root = tmp_path / label
         (root / "pkg").mkdir(parents=True)
         (root / "pkg" / "__init__.py").write_text("")
@@ -406,7 +406,7 @@ def test_foreign_tests_pass_on_gold_and_reject_wrong_fixes(jobs, tmp_path, monke
         ns: dict[str, Any] = {"pytest": pytest}
         exec(NORMALISE_SOURCE, ns)
         failed = 0
-        for t in jobs["total"]["tests"]:
+        for t in tests:
             exec(t["test"], ns)
             name = t["test"].split("def ", 1)[1].split("(", 1)[0]
             try:
@@ -415,6 +415,16 @@ def test_foreign_tests_pass_on_gold_and_reject_wrong_fixes(jobs, tmp_path, monke
                 failed += 1
         failures[label] = failed
         monkeypatch.syspath_prepend(str(tmp_path))  # keep the order stable between rounds
+    return failures
+
+
+@pytest.mark.parametrize("wrong", sorted(_WRONG_TOTALS))
+def test_foreign_tests_pass_on_gold_and_reject_wrong_fixes(jobs, tmp_path, monkeypatch, wrong):
+    """The emitted tests as pytest runs them: every one passes on the gold module, and a wrong
+    fix that changes a pinned rejection fails at least one."""
+
+    old, new = _WRONG_TOTALS[wrong]
+    failures = _failures(jobs["total"]["tests"], MOD.replace(old, new), tmp_path, monkeypatch)
     assert failures["gold"] == 0, failures
     assert failures["wrong"] >= 1, failures
 
@@ -481,29 +491,7 @@ def test_near_inputs_reach_where_wrong_fixes_differ(jobs, job, function):
 
 
 def test_near_tests_pass_on_gold_and_reject_a_wrong_fix(jobs, tmp_path, monkeypatch):
-    import sys
-
-    from methods.swe_abs._jail.values import NORMALISE_SOURCE
 
     wrong_source = MOD.replace("if s.isascii() and s.isdigit():", "if s.isdigit():")
-    failures = {}
-    for label, source in (("gold", MOD), ("wrong", wrong_source)):
-        root = tmp_path / label
-        (root / "pkg").mkdir(parents=True)
-        (root / "pkg" / "__init__.py").write_text("")
-        (root / "pkg" / "mod.py").write_text(source)
-        monkeypatch.syspath_prepend(str(root))
-        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
-            monkeypatch.delitem(sys.modules, name)
-        ns: dict[str, Any] = {"pytest": pytest}
-        exec(NORMALISE_SOURCE, ns)
-        failed = 0
-        for t in jobs["near_int"]["tests"]:
-            exec(t["test"], ns)
-            name = t["test"].split("def ", 1)[1].split("(", 1)[0]
-            try:
-                ns[name]()
-            except (AssertionError, pytest.fail.Exception, Exception):  # noqa: BLE001
-                failed += 1
-        failures[label] = failed
+    failures = _failures(jobs["near_int"]["tests"], wrong_source, tmp_path, monkeypatch)
     assert failures["gold"] == 0 and failures["wrong"] >= 1, failures
