@@ -18,6 +18,7 @@ rest of the grace period, and a second Ctrl-C ends it at once.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import logging
@@ -41,6 +42,10 @@ _REQUESTED = threading.Event()
 # Loggers that print a traceback when the run's tasks are cancelled under them (uvicorn's
 # lifespan: inspect's control server), silenced once the user has interrupted.
 _NOISY_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
+
+
+def _raise_interrupt() -> None:
+    raise KeyboardInterrupt
 
 
 def raise_if_interrupted() -> None:
@@ -133,7 +138,15 @@ class Interrupt:
             logging.getLogger(name).disabled = True
         self.say(f"stopping (at most {self.grace_s:.0f} s; Ctrl-C again to stop at once) …")
         threading.Thread(target=self._watchdog, name="harness-interrupt", daemon=True).start()
-        raise KeyboardInterrupt
+        try:
+            loop = asyncio.get_running_loop()  # the main thread's, while eval-set runs in it
+        except RuntimeError:
+            raise KeyboardInterrupt from None
+        # Raised from the loop itself, between callbacks, not inside whichever sample's coroutine
+        # the signal happened to land in (there it ended that attempt as an error, with a
+        # traceback, and eval-set retried it): asyncio stops the loop, cancels every task (the
+        # samples end as cancelled) and re-raises it from `asyncio.run`.
+        loop.call_soon_threadsafe(_raise_interrupt)
 
     def _watchdog(self) -> None:
         if not self._done.wait(self.grace_s):

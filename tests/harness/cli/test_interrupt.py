@@ -55,6 +55,7 @@ def test_ctrl_c_stops_the_run_and_says_how_to_resume(tmp_path, task_args, signal
     out, err, line = ctrl_c(process, what="the run", signals=signals)
     assert "finished and saved in" in line
     assert "successfully" not in out + err  # never "Completed all tasks ... successfully"
+    assert "(retry" not in out + err  # the interrupted attempt is cancelled, not retried
 
 
 def _grid(log_dir: Path, calls: Path, n: int) -> subprocess.Popen[str]:
