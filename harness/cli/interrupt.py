@@ -1,8 +1,10 @@
 """Ctrl-C during a run: stop within seconds, say what is saved and how to resume, exit 130.
 
-The first SIGINT raises `KeyboardInterrupt` in the main thread, where inspect's eval-set is
-running its event loop: the loop stops, inspect cancels the running samples and writes its logs
-(`cancelled`), and the command prints one line and returns 130. Work that cannot be cancelled
+The first SIGINT raises `KeyboardInterrupt` from the main thread's event loop, where inspect's
+eval-set runs (a callback, so never inside a sample's coroutine, where it would end that attempt
+as an error and eval-set would retry it; with no loop running, at once): the loop stops, the
+running samples are cancelled and the logs written (`cancelled`), and the command prints one line
+and returns 130. Work that cannot be cancelled
 (a detector fit or a model forward pass in a worker thread) would hold that up for as long as
 it runs, so a watchdog ends the process `GRACE_S` seconds after the first Ctrl-C, or at once on
 the second: the samples already written to the log directory are counted and kept (a re-run of
