@@ -17,7 +17,7 @@ from typing import Any
 
 from .calls import Caller, Unexpressible, emit_test, form_strategy, settings, strategies
 from .facets import facets, relations
-from .near import harvest, near_calls, target_paths
+from .near import harvest, near_calls
 from .swap import Runner
 from .values import equal, normalise
 
@@ -124,7 +124,7 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
 
     near = job.get("domain") == "near"
     if near:  # near inputs (:mod:`.near`) in place of the declared ones: one edited argument
-        constants = harvest(target_paths(runner.repo, job.get("targets", {})))
+        constants = harvest(targets)  # the literals on the target lines (built above)
         domain = {"_near": near_calls(spec, constants)}
     else:
         domain = strategies(spec)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import ast
 import math
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -341,7 +340,3 @@ def near_calls(spec: dict[str, Any], constants: Constants) -> Any:
 
     calls = st.fixed_dictionaries(declared)
     return calls.flatmap(edit_one) if names else calls
-
-
-def target_paths(repo: str, targets: dict[str, list[int]]) -> dict[str, set[int]]:
-    return {os.path.join(repo, p): set(lines) for p, lines in targets.items()}
