@@ -44,6 +44,7 @@ from tasks.swe_abs.sdist_tree import sdist_digest, sdist_files
 
 HERE = Path(__file__).resolve().parent
 SPEC_DIR = HERE / "specs"
+DOMAINS_FILE = "domains.yaml"  # documented domains per argument, not a project spec
 OUT = HERE / "data" / "instances.jsonl"
 EQUIVALENCE_EXAMPLES = 3000
 
@@ -173,11 +174,38 @@ async def _run_tests(
         await BwrapSandboxEnvironment.sample_cleanup("swe_abs_build", cfg, envs, False)
 
 
+def load_domains() -> dict[str, dict[str, list[str]]]:
+    """``specs/domains.yaml``: per instance, per argument of its differential, the kinds of near
+    input its documentation settles (instance → argument → kinds; the ``because`` quotes stay
+    in the file)."""
+    path = SPEC_DIR / DOMAINS_FILE
+    if not path.exists():
+        return {}
+    doc = yaml.safe_load(path.read_text()) or {}
+    return {
+        inst: {arg: list(entry.get("kinds") or []) for arg, entry in args.items()}
+        for inst, args in doc.items()
+    }
+
+
+def with_domains(differential: dict[str, Any] | None, kinds: dict[str, list[str]]) -> Any:
+    """The differential with its documented domains (arguments with at least one kind)."""
+    if not differential:
+        return differential
+    documented = {arg: k for arg, k in kinds.items() if k}
+    return {**differential, "domains": documented} if documented else differential
+
+
 def _load_specs() -> list[tuple[dict[str, Any], dict[str, Any]]]:
     out = []
+    domains = load_domains()
     for path in sorted(SPEC_DIR.glob("*.yaml")):
+        if path.name == DOMAINS_FILE:
+            continue
         doc = yaml.safe_load(path.read_text())
         for inst in doc["instances"]:
+            inst = {**inst, "differential": with_domains(inst.get("differential"),
+                                                         domains.get(inst["id"], {}))}  # fmt: skip
             out.append((doc, inst))
     return out
 

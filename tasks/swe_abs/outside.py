@@ -13,7 +13,10 @@ one: ``candidates=outside2`` grades it alone; ``candidates=all`` includes it too
 That second set was then graded once and became dev data in turn; a third set, written the same
 way by two further outside helpers on the instances the second set did not use, while the
 generator gained its near inputs, and frozen before it was graded (``data/outside_candidates_3_*``,
-``data/OUTSIDE_3_*.md``), is the held-out one after it: ``candidates=outside3``.
+``data/OUTSIDE_3_*.md``), is the held-out one after it: ``candidates=outside3``. A fourth, written
+the same way while the near inputs gained the arguments' documented domains
+(``data/outside_candidates_4_*``, ``data/OUTSIDE_4_*.md``), is graded by ``candidates=outside4``;
+``all`` and ``all_correct`` leave it out until it has been graded once.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -32,7 +35,7 @@ from methods.swe_abs import Candidate, Instance
 
 _DATA = Path(__file__).resolve().parent / "data"
 OUTSIDE = _DATA / "outside_candidates.jsonl"
-CandidateSets = Literal["own", "outside", "outside2", "outside3", "all", "all_correct"]
+CandidateSets = Literal["own", "outside", "outside2", "outside3", "outside4", "all", "all_correct"]
 
 
 def set_files(number: int) -> list[Path]:
@@ -46,6 +49,10 @@ def second_set_files() -> list[Path]:
 
 def third_set_files() -> list[Path]:
     return set_files(3)
+
+
+def fourth_set_files() -> list[Path]:
+    return set_files(4)
 
 
 class OutsideFormatError(ValueError):
@@ -84,10 +91,12 @@ def with_outside_candidates(
     path: Path = OUTSIDE,
     second: list[Path] | None = None,
     third: list[Path] | None = None,
+    fourth: list[Path] | None = None,
 ) -> tuple[list[Instance], str, str]:
     """The instances with the candidate sets asked for: ``own`` unchanged; ``outside`` (the
-    first outside set, ``path``), ``outside2`` (the second, ``second``) or ``outside3`` (the
-    third, ``third``) only the instances that set covers, with only its candidates; ``all``
+    first outside set, ``path``), ``outside2`` (the second, ``second``), ``outside3`` (the
+    third, ``third``) or ``outside4`` (the fourth, ``fourth``) only the instances that set
+    covers, with only its candidates; ``all``
     every instance with its own candidates and, where it has them, every outside set's (every
     candidate the project ships); ``all_correct`` the same with only the outside sets' correct
     patches (whether any correct patch is rejected, without grading the wrong ones in fresh
@@ -96,10 +105,12 @@ def with_outside_candidates(
         return loaded, source, source_hash
     second = second_set_files() if second is None else second
     third = third_set_files() if third is None else third
+    fourth = fourth_set_files() if fourth is None else fourth
     files = {
         "outside": [path],
         "outside2": second,
         "outside3": third,
+        "outside4": fourth,
         "all": [path, *second, *third],
         "all_correct": [path, *second, *third],
     }[sets]

@@ -117,8 +117,9 @@ class SweAbsConfig:
     graded: ``own`` (the instances' own), ``outside`` (only the first outside set, written apart
     from this project's generator, on the instances it covers), ``outside2`` (only the second,
     written after the generator was tuned on the first and graded once), ``outside3`` (only the
-    third, written while the generator was tuned on the first two), ``all`` (own and every
-    outside set, on every instance), ``all_correct`` (the same with only the outside sets'
+    third, written while the generator was tuned on the first two), ``outside4`` (only the
+    fourth, written while it was tuned on the first three), ``all`` (own and every
+    outside set graded so far, on every instance), ``all_correct`` (the same with only the outside sets'
     correct patches: a check that no correct patch is rejected, at a fraction of the time). solver: model (the model under test writes a patch, graded
     before/after) or none. tests_from: new tests from the model-free generators (differential +
     explore), the model (tester role), both, or none. mutants_from: operator mutants of the
@@ -132,7 +133,7 @@ class SweAbsConfig:
     of the characterisation search. explore_tests: characterisation tests kept per instance.
     near_examples: examples of the near-input search. near_tests: characterisation tests of the
     gold code on near inputs (declared values edited: case, digits, a constant of the code,
-    None, ...; 0: none; see the task README).
+    ..., and what each argument's documented domain admits; 0: none; see the task README).
     foreign_tests: tests pinning the gold code's rejections of foreign inputs per instance (0:
     none; see the task README).
     max_tokens: generation cap of every model call. test_timeout: seconds for one test run of

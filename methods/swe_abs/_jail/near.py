@@ -19,9 +19,10 @@ The edits, by kind (a draw picks a kind first, then an edit of that kind):
   edit applied to every text inside (all upper-cased, ...); or one of its first items (values and
   keys alike) edited in turn, recursively.
 
-Never None, another number type, or an integer across zero: those lie outside what most
-functions document (the foreign probe's ground), and pinned as near inputs they rejected three
-correct patches of the first outside set.
+Never None, another number type, or an integer across zero unless the argument's documented
+domain admits it (the spec's ``domains``: argument → kinds, :data:`DOCUMENTED_KINDS`): those lie
+outside what most functions document (the foreign probe's ground), and pinned as near inputs
+everywhere they rejected three correct patches of the first outside set.
 
 The constants are the literals on the target lines (the slice of the fix), harvested from the
 reference tree. What a near input pins is the reference's observation (its return value, its
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +52,20 @@ _MAX_CONSTANT_TEXT = 24
 _SUPERSCRIPT = dict(zip("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹", strict=True))
 _ACCENTED = {"lower": "é", "upper": "É"}
 _ITERATOR = HELPERS["_SweAbsIterator"]
+_LONG = 100  # a text repeated to at least this many characters (limits on counts of replacements)
+_HUGE = 10**20  # beyond float's exact integers and any fixed-width integer
+_BOM = "\ufeff"
+
+# The edits an argument's documentation must admit (or document the rejection of) before they are
+# drawn: elsewhere gold's behaviour on them is incidental and a correct fix may differ.
+DOCUMENTED_KINDS: dict[str, str] = {
+    "none": "None as the argument",
+    "none_items": "None as one of a container's first items (a dict's values)",
+    "zero": "0 for an integer",
+    "negative": "a negative integer for a non-negative one",
+    "huge": "an integer 10**20 larger, same last digits",
+    "float": "the integer as a whole float",
+}
 
 
 @dataclass(frozen=True)
@@ -80,7 +96,10 @@ def harvest(paths_lines: dict[str, set[int]]) -> Constants:
             if isinstance(value, int) and abs(value) <= 10**6:
                 ints.add(value)
             elif isinstance(value, str | bytes) and 0 < len(value) <= _MAX_CONSTANT_TEXT:
-                texts.add(value.decode("latin-1") if isinstance(value, bytes) else value)
+                text = value.decode("latin-1") if isinstance(value, bytes) else value
+                texts.add(text)
+                # its words alone: a pattern's literal (``r"_id$"``) is matched as a word ("id")
+                texts.update(w for w in re.findall(r"[^\W_]+", text) if w != text)
     return Constants(tuple(sorted(ints)), tuple(sorted(texts)))
 
 
@@ -115,7 +134,7 @@ def _text_groups(s: str, constants: Constants) -> list[list[str]]:
         digits.append(s[:first] + "000" + s[first:])  # leading zeros
     for i in range(len(s) - 1):
         if s[i].isdigit() and s[i + 1].isdigit():  # separators numbers are written with
-            digits += [s[: i + 1] + sep + s[i + 1 :] for sep in ("_", ".", ",")]
+            digits += [s[: i + 1] + sep + s[i + 1 :] for sep in ("_", ".", ",", " ")]
             break
     if any(c in _SUPERSCRIPT for c in s):
         digits.append("".join(_SUPERSCRIPT.get(c, c) for c in s))
@@ -126,8 +145,15 @@ def _text_groups(s: str, constants: Constants) -> list[list[str]]:
         letters.append("".join(_accented(c) if c.isupper() else c for c in s))
         letters += [s[:i] + _accented(s[i]) + s[i + 1 :] for i in (at[0], at[-1])]
     middle = len(s) // 2
-    literals = [v for c in constants.texts for v in (c, c + s, s[:middle] + c + s[middle:], s + c)]
-    blank = ["", f" {s} ", f"{s}\t", s + s]
+    # a literal alone, around the text, inside it, ending it and then a word going on (a plural)
+    literals = [
+        v
+        for c in constants.texts
+        for v in (c, c + s, s[:middle] + c + s[middle:], s + c, s + c + "s")
+    ]
+    # empty; white space around; doubled; long (limits on counts); a byte-order mark before
+    blank = ["", f" {s} ", f"{s}\t", s + s, s * (_LONG // max(len(s), 1) + 1) if s else s,
+             _BOM + s]  # fmt: skip
     groups = [case, dropped, digits, letters, literals, blank]
     return [g for g in (_dedupe(g, drop=s) for g in groups) if g]
 
@@ -147,6 +173,33 @@ def _int_groups(n: int, constants: Constants) -> list[list[Any]]:
     kept = (lambda v: v > 0) if n > 0 else (lambda v: v < 0) if n < 0 else (lambda v: v >= 0)
     on_side = [[v for v in g if kept(v)] for g in groups]
     return [g for g in (_dedupe(g, drop=n) for g in on_side) if g]
+
+
+def _documented_groups(value: Any, kinds: frozenset[str]) -> list[list[Any]]:
+    """The edits of an argument that its documented domain admits (``kinds``): None for it; for
+    an integer zero, the negatives, a huge one with the same last digits, the whole float;
+    for a list, tuple or dict None as one of its first items (values)."""
+    t = type(value)
+    groups: list[list[Any]] = []
+    if "none" in kinds and value is not None:
+        groups.append([None])
+    if t is int:
+        if "zero" in kinds and value != 0:
+            groups.append([0])
+        if "negative" in kinds:
+            groups.append([-abs(value) or -1, -1, -abs(value) - 1])
+        if "huge" in kinds:
+            groups.append([value + _HUGE if value >= 0 else value - _HUGE])
+        if "float" in kinds:
+            groups.append([float(value)])
+    elif "none_items" in kinds and t in (list, tuple) and value:
+        items = list(value)
+        groups.append(
+            [t([*items[:i], None, *items[i + 1 :]]) for i in range(len(items[:_MAX_ITEMS]))]
+        )
+    elif "none_items" in kinds and t is dict and value:
+        groups.append([{**value, k: None} for k in list(value)[:_MAX_ITEMS]])
+    return [g for g in (_dedupe(g, drop=value) for g in groups) if g]
 
 
 def _float_groups(x: float) -> list[list[Any]]:
@@ -176,7 +229,10 @@ def _scalar_groups(value: Any, constants: Constants) -> list[list[Any]]:
         groups = _text_groups(value, constants)
     elif t in (bytes, bytearray):
         text = bytes(value).decode("latin-1")
-        groups = [[_as_bytes(t, s) for s in g] for g in _text_groups(text, constants)]
+        groups = [
+            [_as_bytes(t, s.replace(_BOM, "\xef\xbb\xbf")) for s in g]  # the UTF-8 mark's bytes
+            for g in _text_groups(text, constants)
+        ]
         groups.append([bytearray(value), bytearray()] if t is bytes else [bytes(value), b""])
     elif t is int:
         groups = _int_groups(value, constants)
@@ -240,9 +296,16 @@ def _rekey(d: dict[Any, Any], old: Any, new: Any) -> dict[Any, Any]:
     return {(new if k == old else k): v for k, v in d.items()}
 
 
-def neighbours(value: Any, constants: Constants, depth: int = 0) -> list[Any]:
-    """Every near input :func:`edits` can draw from ``value`` (without repeats). Values of the
-    generator's subclasses are edited as their base type's values."""
+def neighbours(value: Any, constants: Constants, kinds: frozenset[str] = frozenset()) -> list[Any]:
+    """Every near input :func:`edits` can draw from ``value`` (without repeats), the documented
+    ``kinds`` included. Values of the generator's subclasses are edited as their base type's
+    values."""
+    value = _base(value)
+    documented = [v for g in _documented_groups(value, kinds) for v in g]
+    return _dedupe([*_neighbours(value, constants), *documented], drop=value)
+
+
+def _neighbours(value: Any, constants: Constants, depth: int = 0) -> list[Any]:
     value = _base(value)
     t = type(value)
     if value is None:
@@ -253,27 +316,42 @@ def neighbours(value: Any, constants: Constants, depth: int = 0) -> list[Any]:
         if depth < _MAX_DEPTH:
             for i, item in enumerate(items[:_MAX_ITEMS]):
                 out += [t([*items[:i], v, *items[i + 1 :]])
-                        for v in neighbours(item, constants, depth + 1)]  # fmt: skip
+                        for v in _neighbours(item, constants, depth + 1)]  # fmt: skip
         return _dedupe(out, drop=value)
     if t is dict:
         out = [{}] + [_everywhere(value, e) for e in _EVERYWHERE]
         if depth < _MAX_DEPTH:
             for key in list(value)[:_MAX_ITEMS]:
-                out += [{**value, key: v} for v in neighbours(value[key], constants, depth + 1)]
-                out += [_rekey(value, key, k) for k in neighbours(key, constants, depth + 1)]
+                out += [{**value, key: v} for v in _neighbours(value[key], constants, depth + 1)]
+                out += [_rekey(value, key, k) for k in _neighbours(key, constants, depth + 1)]
         return [v for v in _dedupe(out) if v != value or type(v) is not dict]
     return _dedupe(v for g in _scalar_groups(value, constants) for v in g)
 
 
-def edits(value: Any, constants: Constants, depth: int = 0) -> Any:
+def edits(
+    value: Any, constants: Constants, depth: int = 0, kinds: frozenset[str] = frozenset()
+) -> Any:
     """A Hypothesis strategy over the near inputs of ``value``, one edit at one place. A text,
     byte string or number: a kind of edit, then an edit of that kind. A non-empty list, tuple or
     dict: a third of the draws edit the container itself, a third edit every text inside alike,
     a third edit one of its first items (values and keys alike for a dict), recursively, so that
-    an edit deep inside is as likely as one on top. The value itself when it has no edit."""
+    an edit deep inside is as likely as one on top. The value itself when it has no edit.
+    ``kinds`` (the argument's documented domain, top level only) add their edits as kinds of
+    their own (:func:`_documented_groups`)."""
     from hypothesis import strategies as st
 
     value = _base(value)
+    documented = _documented_groups(value, kinds) if depth == 0 else []
+    undocumented = _edits(value, constants, depth)
+    if not documented:
+        return undocumented
+    extra = [st.sampled_from(g) for g in documented]
+    return st.one_of(undocumented, *extra) if _kinds(value, constants) else st.one_of(*extra)
+
+
+def _edits(value: Any, constants: Constants, depth: int) -> Any:
+    from hypothesis import strategies as st
+
     t = type(value)
     if t in (list, tuple, dict) and value and depth < _MAX_DEPTH:
         alike = _dedupe((_everywhere(value, e) for e in _EVERYWHERE), drop=value)
@@ -307,35 +385,58 @@ def edits(value: Any, constants: Constants, depth: int = 0) -> Any:
     return st.sampled_from(groups).flatmap(st.sampled_from) if groups else st.just(value)
 
 
-def _kinds(value: Any, constants: Constants) -> int:
-    """How many kinds of edit :func:`edits` chooses from for ``value`` (0: none)."""
+def _kinds(value: Any, constants: Constants, kinds: frozenset[str] = frozenset()) -> int:
+    """How many kinds of edit :func:`edits` chooses from for ``value`` (0: none), the
+    documented ones (``kinds``) included."""
     value = _base(value)
+    documented = len(_documented_groups(value, kinds))
     if type(value) in (list, tuple):
-        return 3 if value else 1
+        return (3 if value else 1) + documented
     if type(value) is dict:
-        return 3 if value else 0
-    return len(_scalar_groups(value, constants))
+        return (3 if value else 0) + documented
+    return len(_scalar_groups(value, constants)) + documented
+
+
+def domains(spec: dict[str, Any]) -> dict[str, frozenset[str]]:
+    """The spec's documented domains (``domains``: argument → kinds of :data:`DOCUMENTED_KINDS`,
+    as a list or as ``{kinds: [...], because: ...}``); a kind not known or an argument not
+    declared raises ValueError naming it."""
+    out: dict[str, frozenset[str]] = {}
+    for name, entry in (spec.get("domains") or {}).items():
+        kinds = entry.get("kinds", []) if isinstance(entry, dict) else entry
+        if name not in spec.get("args", {}):
+            raise ValueError(f"domains: {name!r} is not a declared argument")
+        unknown = sorted(set(kinds) - set(DOCUMENTED_KINDS))
+        if unknown:
+            raise ValueError(f"domains: {name!r}: unknown kinds {unknown}")
+        out[name] = frozenset(kinds)
+    return out
 
 
 def near_calls(spec: dict[str, Any], constants: Constants) -> Any:
     """A strategy over the call's arguments (name → value): the declared values, one of them
-    replaced by one of its near inputs (:func:`edits`) when that is expressible as test code (as
-    declared otherwise)."""
+    replaced by one of its near inputs (:func:`edits`, with the argument's documented kinds)
+    when that is expressible as test code (as declared otherwise)."""
     from hypothesis import strategies as st
 
     env = {"st": st}
     declared = {name: eval(expr, env) for name, expr in spec["args"].items()}  # noqa: S307
     names = list(declared)
+    documented = domains(spec)
 
     def edit_one(values: dict[str, Any]) -> Any:
         def at(name: str) -> Any:
-            return edits(values[name], constants).map(
+            return edits(values[name], constants, kinds=documented.get(name, frozenset())).map(
                 lambda v: {**values, name: v if expression(v) is not None else values[name]}
             )
 
         # an argument is chosen as often as it has kinds of edit: a flag (None its only edit)
         # does not take half the edits of a call with one text beside it
-        weighted = [n for n in names for _ in range(_kinds(values[n], constants))]
+        weighted = [
+            n
+            for n in names
+            for _ in range(_kinds(values[n], constants, documented.get(n, frozenset())))
+        ]
         return st.sampled_from(weighted).flatmap(at) if weighted else st.just(values)
 
     calls = st.fixed_dictionaries(declared)

@@ -172,14 +172,14 @@ def test_edits_reach_inside_containers_as_often_as_on_top(swe_abs_site, monkeypa
 
 
 def test_a_kind_with_many_edits_does_not_crowd_out_the_others():
-    """Twenty literals of the code give a text eighty edits of that kind, kept apart from the
-    case edits: a draw picks one of the kinds first (one in seven here), not one of ninety."""
+    """Twenty literals of the code give a text a hundred edits of that kind, kept apart from the
+    case edits: a draw picks one of the kinds first (one in five here), not one of a hundred."""
     from methods.swe_abs._jail.near import _scalar_groups
 
     many = Constants(texts=tuple(f"k{i}" for i in range(20)))
     groups = _scalar_groups("&amp;", many)
     assert ["&AMP;"] in groups and [None] not in groups and len(groups) == 5
-    assert max(len(g) for g in groups) == 80  # the literals, one kind
+    assert max(len(g) for g in groups) == 100  # the literals, one kind
 
 
 def test_the_same_edit_everywhere_keeps_keys_apart():
@@ -199,3 +199,56 @@ def test_an_argument_is_chosen_as_often_as_it_has_kinds_of_edit():
         and _kinds(5, Constants(ints=(13,))) == 3
     )
     assert _kinds([1], NONE) == 3 and _kinds([], NONE) == 1 and _kinds({}, NONE) == 0
+
+
+def test_texts_get_a_space_between_digits_a_long_repeat_and_a_byte_order_mark():
+    near = neighbours("a12", NONE)
+    assert "a1 2" in near  # a space written between digits, like `_ . ,`
+    long = [v for v in near if isinstance(v, str) and len(v) > 100]
+    assert long == ["a12" * 34]  # past limits on counts of replacements (32, 64)
+    assert "\ufeffa12" in near
+    assert b"\xef\xbb\xbfa\xe9" in neighbours(b"a\xe9", NONE)  # the UTF-8 mark's bytes, rest as is
+
+
+def test_harvested_literals_give_their_words_and_a_word_going_on():
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
+        fh.write("import re\ndef f(s):\n    return re.sub(r'_id$', '', s)\n")
+    got = harvest({fh.name: {3}})
+    assert {"_id$", "id"} <= set(got.texts)  # the pattern's word alone
+    assert "tag_ids" in neighbours("tag", Constants(texts=("_id",)))  # a plural after it
+
+
+def test_documented_kinds_add_their_edits_and_nothing_else():
+    assert 0 not in neighbours(3, NONE) and None not in neighbours(3, NONE)
+    assert {0, -3, -1, -4} <= set(neighbours(3, NONE, frozenset({"zero", "negative"})))
+    huge = neighbours(11, NONE, frozenset({"huge"}))
+    assert 10**20 + 11 in huge and all(type(v) is int for v in huge)
+    assert 3.0 in [v for v in neighbours(3, NONE, frozenset({"float"})) if type(v) is float]
+    assert None in neighbours("x", NONE, frozenset({"none"}))
+    items = neighbours([1, 2], NONE, frozenset({"none_items"}))
+    assert [None, 2] in items and [1, None] in items
+    assert {"a": None} in neighbours({"a": 1}, NONE, frozenset({"none_items"}))
+    assert None not in items  # none_items is about items, not the argument
+
+
+def test_domains_are_read_from_the_spec_and_checked():
+    import pytest
+
+    from methods.swe_abs._jail.near import domains
+
+    spec = {"args": {"n": "st.integers(1, 3)", "seq": "st.lists(st.integers())"},
+            "domains": {"n": ["zero"], "seq": {"kinds": ["none_items"], "because": "doc"}}}  # fmt: skip
+    assert domains(spec) == {"n": frozenset({"zero"}), "seq": frozenset({"none_items"})}
+    with pytest.raises(ValueError, match="'m' is not a declared argument"):
+        domains({**spec, "domains": {"m": ["zero"]}})
+    with pytest.raises(ValueError, match="unknown kinds"):
+        domains({**spec, "domains": {"n": ["sero"]}})
+
+
+def test_documented_kinds_are_drawn_for_their_argument_only(swe_abs_site: str, monkeypatch):
+    spec = {"args": {"n": "st.just(2)", "m": "st.just(2)"}, "domains": {"n": ["zero"]}}
+    drawn = _draw_all(near_calls(spec, NONE), 300, swe_abs_site, monkeypatch)
+    assert any(d["n"] == 0 for d in drawn)
+    assert all(d["m"] != 0 for d in drawn)
