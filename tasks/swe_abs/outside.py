@@ -15,8 +15,8 @@ way by two further outside helpers on the instances the second set did not use, 
 generator gained its near inputs, and frozen before it was graded (``data/outside_candidates_3_*``,
 ``data/OUTSIDE_3_*.md``), is the held-out one after it: ``candidates=outside3``. A fourth, written
 the same way while the near inputs gained the arguments' documented domains
-(``data/outside_candidates_4_*``, ``data/OUTSIDE_4_*.md``), is graded by ``candidates=outside4``;
-``all`` and ``all_correct`` leave it out until it has been graded once.
+(``data/outside_candidates_4_*``, ``data/OUTSIDE_4_*.md``), was graded once by
+``candidates=outside4``; ``all`` and ``all_correct`` include it since.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -111,8 +111,8 @@ def with_outside_candidates(
         "outside2": second,
         "outside3": third,
         "outside4": fourth,
-        "all": [path, *second, *third],
-        "all_correct": [path, *second, *third],
+        "all": [path, *second, *third, *fourth],
+        "all_correct": [path, *second, *third, *fourth],
     }[sets]
     if not files:
         raise FileNotFoundError(f"swe_abs: the candidate set {sets!r} has no file")

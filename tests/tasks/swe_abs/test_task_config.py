@@ -101,7 +101,7 @@ def test_the_second_and_third_outside_sets_load_alone_and_within_all(tmp_path):
     assert ("own", "wrong") in kinds and len(correct) == len(loaded)
     with pytest.raises(FileNotFoundError, match="'outside3' has no file"):
         with_outside_candidates(loaded, source, digest, "outside3", third=[])
-    # the fourth set alone; all and all_correct leave it out until it has been graded once
+    # the fourth set alone, and within all (it has been graded once)
     fourth = tmp_path / "outside_candidates_4_Z.jsonl"
     fourth.write_text(json.dumps({**rec, "candidate_id": "o4Z-w1"}) + "\n")
     only4, src4, _ = with_outside_candidates(loaded, source, digest, "outside4", fourth=[fourth])
@@ -110,7 +110,7 @@ def test_the_second_and_third_outside_sets_load_alone_and_within_all(tmp_path):
     every4, _, _ = with_outside_candidates(
         loaded, source, digest, "all", second=[second], third=[third], fourth=[fourth]
     )
-    assert "outside:o4Z-w1" not in {c.system for i in every4 for c in i.candidates}
+    assert "outside:o4Z-w1" in {c.system for i in every4 for c in i.candidates}
     rec["instance_id"] = "nobody__nothing-1"
     second.write_text(json.dumps(rec) + "\n")
     with pytest.raises(OutsideFormatError, match="nobody__nothing-1"):
