@@ -15,7 +15,7 @@ import pytest
 
 from .conftest import CLAMP, GOOD, run_swe_abs
 
-# One run over 31 instances grading every own candidate and every outside correct patch (~155
+# One run over 31 instances grading every own candidate and every outside correct patch (~165
 # patches): longer than the suite's default per-test limit on a loaded 2-core machine.
 pytestmark = pytest.mark.timeout(2400)
 
@@ -78,9 +78,10 @@ def test_no_correct_candidate_is_ever_rejected(all_run):
                 problems.append((sid, c["system"], c["problem"], c["new_failed"],
                                  c["f2p_failed"], c["p2p_failed"]))  # fmt: skip
     assert problems == [] and n_correct >= len(samples)
-    from tasks.swe_abs.outside import OUTSIDE, load_outside, second_set_files, third_set_files
+    from tasks.swe_abs.outside import OUTSIDE, load_outside, set_files
 
-    shipped = sum(c.kind == "correct" for f in [OUTSIDE, *second_set_files(), *third_set_files()]
+    every = [OUTSIDE, *set_files(2), *set_files(3), *set_files(4)]
+    shipped = sum(c.kind == "correct" for f in every
                   for cands in load_outside(f).values() for c in cands)  # fmt: skip
     graded = sum(c["kind"] == "correct" and c.get("origin") == "outside"
                  for s in samples.values() for c in s.metadata["swe_abs"]["outcome"]["candidates"])  # fmt: skip
