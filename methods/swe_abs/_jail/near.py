@@ -6,10 +6,11 @@ The edits, by kind (a draw picks a kind first, then an edit of that kind):
 
 - text (``str``, and ``bytes``/``bytearray`` through Latin-1): its case changed; a character
   dropped (the first, the last, a punctuation character); digits (zeros before the first, ``_``,
-  ``.`` or ``,`` between two, superscript digits); letters (all ASCII letters accented, the
-  capitals alone, the first, the last); a literal of the code under test alone, before, inside or
-  after it; empty, white space around it, doubled; for bytes, the other buffer type (the same
-  bytes, and empty);
+  ``.``, ``,`` or a space between two, superscript digits); letters (all ASCII letters accented,
+  the capitals alone, the first, the last); a literal of the code under test (or a word inside
+  it) alone, before, inside or after it, or after it and a plural ``s``; empty, white space
+  around it, doubled, repeated past 100 characters, a byte-order mark before it; for bytes, the
+  other buffer type (the same bytes, and empty);
 - integers: the code's own integer constants; one either side of them, plus a hundred, with
   the drawn value's hundreds (``13`` → ``113``, ``1013``); one and ten further from zero; never
   across zero, never another type;
