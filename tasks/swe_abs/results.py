@@ -58,69 +58,63 @@ def task_readme_rows(r: dict[str, Any]) -> list[str]:
     ]
 
 
+_KINDS = (("wrong", "wrong_rejected"), ("correct", "correct_rejected"))
+
+
+def _held_out_round_rows(
+    name: str, held: dict[str, Any], regraded: dict[str, Any], seen: tuple[tuple[str, str], ...]
+) -> list[str]:
+    """A round's table (issue 27): the ``name`` outside set graded once while held out, without
+    its judgement calls and without the near tests, beside the ``seen`` sets (key, label)
+    graded with the same generator."""
+    rows = [
+        f"| {name} set (held out, graded once): outside **{kind}** patches rejected | "
+        f"{rate(held[key])} |"
+        for kind, key in _KINDS
+    ]
+    rows += [
+        f"| {name} set without the judgement calls: **wrong** patches rejected | "
+        f"{rate(held['wrong_rejected_without_judgement_calls'])} |",
+        f"| {name} set, the same run without the near inputs' tests: **wrong** patches rejected | "
+        f"{rate(held['wrong_rejected_without_near_tests'])} |",
+    ]
+    for key, label in seen:
+        rows += [
+            f"| {label}: **{kind}** patches rejected | {rate(regraded[key][k])} |"
+            for kind, k in _KINDS
+        ]
+    return rows
+
+
 def _fourth_set_rows(r: dict[str, Any]) -> list[str]:
-    """The documented domains' round (issue 27): the fourth outside set, graded once, beside
-    every earlier candidate set graded with the same generator, and the held-out sets pooled."""
+    """The documented domains' round: the fourth outside set beside every earlier set, and the
+    held-out gradings pooled (the Results section's opening sentences)."""
     fourth, regraded = r.get("outside_4"), r.get("regraded_domains")
     if fourth is None or regraded is None:
         return []
-    rows = [
-        f"| fourth set (held out, graded once): outside **{kind}** patches rejected | "
-        f"{rate(fourth[key])} |"
-        for kind, key in (("wrong", "wrong_rejected"), ("correct", "correct_rejected"))
-    ]
     c_k, c_n = fourth["correct_rejected"]
     pooled = [
         [sum(r[s][key][i] for s in r["held_out_pooled"]["sets"]) for i in (0, 1)]
-        for key in ("wrong_rejected", "correct_rejected")
+        for _, key in _KINDS
     ]
-    rows += [  # the Results section's opening sentences
+    seen = (("outside_3", "third set (seen since its one grading)"),
+            ("outside_2", "second set (tuned on)"),
+            ("outside", "first set (tuned on)"),
+            ("own", "own candidates"))  # fmt: skip
+    return [
+        *_held_out_round_rows("fourth", fourth, regraded, seen),
         f"{rate(fourth['wrong_rejected'])} of its wrong patches rejected, {c_k}/{c_n} correct ones",
         f"rejects {rate(pooled[0])} of wrong patches it was never tuned on, and "
         f"{pooled[1][0]} of {pooled[1][1]} correct ones",
     ]
-    rows += [
-        f"| fourth set without the judgement calls: **wrong** patches rejected | "
-        f"{rate(fourth['wrong_rejected_without_judgement_calls'])} |",
-        f"| fourth set, the same run without the near inputs' tests: **wrong** patches rejected | "
-        f"{rate(fourth['wrong_rejected_without_near_tests'])} |",
-    ]
-    for key, label in (("outside_3", "third set (seen since its one grading)"),
-                       ("outside_2", "second set (tuned on)"),
-                       ("outside", "first set (tuned on)"),
-                       ("own", "own candidates")):  # fmt: skip
-        row = regraded[key]
-        rows += [
-            f"| {label}: **{kind}** patches rejected | {rate(row[k])} |"
-            for kind, k in (("wrong", "wrong_rejected"), ("correct", "correct_rejected"))
-        ]
-    return rows
 
 
 def _third_set_rows(third: dict[str, Any] | None, regraded: dict[str, Any] | None) -> list[str]:
-    """The near inputs' round (issue 27): the third outside set, graded once, beside every
-    earlier candidate set graded with the same generator."""
+    """The near inputs' round: the third outside set beside the two earlier ones."""
     if third is None or regraded is None:
         return []
-    rows = [
-        f"| third set (held out, graded once): outside **{kind}** patches rejected | "
-        f"{rate(third[key])} |"
-        for kind, key in (("wrong", "wrong_rejected"), ("correct", "correct_rejected"))
-    ]
-    rows += [
-        f"| third set without the judgement calls: **wrong** patches rejected | "
-        f"{rate(third['wrong_rejected_without_judgement_calls'])} |",
-        f"| third set, the same run without the near inputs' tests: **wrong** patches rejected | "
-        f"{rate(third['wrong_rejected_without_near_tests'])} |",
-    ]
-    for key, label in (("outside_2", "second set (seen, tuned on since)"),
-                       ("outside", "first set (tuned on)")):  # fmt: skip
-        row = regraded[key]
-        rows += [
-            f"| {label}: **{kind}** patches rejected | {rate(row[k])} |"
-            for kind, k in (("wrong", "wrong_rejected"), ("correct", "correct_rejected"))
-        ]
-    return rows
+    seen = (("outside_2", "second set (seen, tuned on since)"), ("outside", "first set (tuned on)"))
+    return _held_out_round_rows("third", third, regraded, seen)
 
 
 def _second_set_rows(fresh: dict[str, Any] | None, first: dict[str, Any] | None) -> list[str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import inspect
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -83,34 +85,37 @@ def test_the_second_and_third_outside_sets_load_alone_and_within_all(tmp_path):
     assert "outside_candidates.jsonl" in src_all and h_all != h
     with pytest.raises(FileNotFoundError, match="'outside2' has no file"):
         with_outside_candidates(loaded, source, digest, "outside2", second=[])
-    # the third set the same way, alone and within all
+    # the third and the fourth set the same way: alone, and within all
     third = tmp_path / "outside_candidates_3_Y.jsonl"
-    third.write_text(json.dumps({**rec, "candidate_id": "o3Y-w1"}) + "\n")
-    only3, src3, _ = with_outside_candidates(loaded, source, digest, "outside3", third=[third])
-    assert [c.system for i in only3 for c in i.candidates] == ["outside:o3Y-w1"]
-    assert "outside_candidates_3_Y" in src3
-    every3, _, _ = with_outside_candidates(
-        loaded, source, digest, "all", second=[second], third=[third]
+    fourth = tmp_path / "outside_candidates_4_Y.jsonl"
+
+    def alone(number: int, files: list[Path]) -> tuple[list[Any], str]:
+        if number == 3:
+            got, src_n, _ = with_outside_candidates(loaded, source, digest, "outside3", third=files)
+        else:
+            got, src_n, _ = with_outside_candidates(
+                loaded, source, digest, "outside4", fourth=files
+            )
+        return got, src_n
+
+    for number, path in ((3, third), (4, fourth)):
+        path.write_text(json.dumps({**rec, "candidate_id": f"o{number}Y-w1"}) + "\n")
+        only, src_n = alone(number, [path])
+        assert [c.system for i in only for c in i.candidates] == [f"outside:o{number}Y-w1"]
+        assert f"outside_candidates_{number}_Y" in src_n
+        with pytest.raises(FileNotFoundError, match=f"'outside{number}' has no file"):
+            alone(number, [])
+    every_set, _, _ = with_outside_candidates(
+        loaded, source, digest, "all", second=[second], third=[third], fourth=[fourth]
     )
-    assert {"outside:o2X-w1", "outside:o3Y-w1"} <= {c.system for i in every3 for c in i.candidates}
+    every_system = {c.system for i in every_set for c in i.candidates}
+    assert {"outside:o2X-w1", "outside:o3Y-w1", "outside:o4Y-w1"} <= every_system
     correct, _, _ = with_outside_candidates(
-        loaded, source, digest, "all_correct", second=[second], third=[third]
+        loaded, source, digest, "all_correct", second=[second], third=[third], fourth=[fourth]
     )
     kinds = {(c.origin, c.kind) for i in correct for c in i.candidates}
     assert ("outside", "correct") in kinds and ("outside", "wrong") not in kinds
     assert ("own", "wrong") in kinds and len(correct) == len(loaded)
-    with pytest.raises(FileNotFoundError, match="'outside3' has no file"):
-        with_outside_candidates(loaded, source, digest, "outside3", third=[])
-    # the fourth set alone, and within all (it has been graded once)
-    fourth = tmp_path / "outside_candidates_4_Z.jsonl"
-    fourth.write_text(json.dumps({**rec, "candidate_id": "o4Z-w1"}) + "\n")
-    only4, src4, _ = with_outside_candidates(loaded, source, digest, "outside4", fourth=[fourth])
-    assert [c.system for i in only4 for c in i.candidates] == ["outside:o4Z-w1"]
-    assert "outside_candidates_4_Z" in src4
-    every4, _, _ = with_outside_candidates(
-        loaded, source, digest, "all", second=[second], third=[third], fourth=[fourth]
-    )
-    assert "outside:o4Z-w1" in {c.system for i in every4 for c in i.candidates}
     rec["instance_id"] = "nobody__nothing-1"
     second.write_text(json.dumps(rec) + "\n")
     with pytest.raises(OutsideFormatError, match="nobody__nothing-1"):
