@@ -78,10 +78,8 @@ run: $(STAMP) $(SWE_ABS_STAMP)
 
 # Two pytest-xdist workers, one test file each at a time (module fixtures such as swe_abs's
 # all-instances run are built once): the suite's heavy files (vLLM servers, sandboxes, the swe_abs
-# run) overlap on a 2-core machine. Files run in collection order (tests/conftest.py puts the
-# longest and the slow-marked ones first), not xdist's default of most tests first, which left
-# the heavy one-test files for the end. PYTEST_WORKERS= runs it in one process.
-PYTEST_WORKERS ?= -n 2 --dist loadfile --no-loadscope-reorder
+# run) overlap on a 2-core machine. PYTEST_WORKERS= runs it in one process.
+PYTEST_WORKERS ?= -n 2 --dist loadfile
 test: $(STAMP) $(SWE_ABS_STAMP) docker
 	@mkdir -p .cache
 	$(TEST_ENV) $(PY) -m pytest $(PYTEST_WORKERS) $(PYTEST_ARGS)
