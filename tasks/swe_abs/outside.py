@@ -16,7 +16,9 @@ generator gained its near inputs, and frozen before it was graded (``data/outsid
 ``data/OUTSIDE_3_*.md``), is the held-out one after it: ``candidates=outside3``. A fourth, written
 the same way while the near inputs gained the arguments' documented domains
 (``data/outside_candidates_4_*``, ``data/OUTSIDE_4_*.md``), was graded once by
-``candidates=outside4``; ``all`` and ``all_correct`` include it since.
+``candidates=outside4``; ``all`` and ``all_correct`` include it since. A fifth, on the instances
+the fourth did not use, written while the choice of near tests learnt to keep every documented
+edit (``data/outside_candidates_5_*``, ``data/OUTSIDE_5_*.md``): ``candidates=outside5``.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -35,24 +37,19 @@ from methods.swe_abs import Candidate, Instance
 
 _DATA = Path(__file__).resolve().parent / "data"
 OUTSIDE = _DATA / "outside_candidates.jsonl"
-CandidateSets = Literal["own", "outside", "outside2", "outside3", "outside4", "all", "all_correct"]
+CandidateSets = Literal[
+    "own", "outside", "outside2", "outside3", "outside4", "outside5", "all", "all_correct"
+]
+NUMBERED_SETS = (2, 3, 4, 5)
+"""The outside sets after the first, by number (``candidates=outside<N>``)."""
+IN_ALL = (2, 3, 4)
+"""The numbered sets ``all`` and ``all_correct`` include: those graded once while held out. A
+set joins only after that grading, so no run sees it before its frozen generator does."""
 
 
 def set_files(number: int) -> list[Path]:
     """The files of outside set ``number`` >= 2 (one per helper that wrote it), in name order."""
     return sorted(_DATA.glob(f"outside_candidates_{number}_*.jsonl"))
-
-
-def second_set_files() -> list[Path]:
-    return set_files(2)
-
-
-def third_set_files() -> list[Path]:
-    return set_files(3)
-
-
-def fourth_set_files() -> list[Path]:
-    return set_files(4)
 
 
 class OutsideFormatError(ValueError):
@@ -89,31 +86,29 @@ def with_outside_candidates(
     source_hash: str,
     sets: CandidateSets,
     path: Path = OUTSIDE,
-    second: list[Path] | None = None,
-    third: list[Path] | None = None,
-    fourth: list[Path] | None = None,
+    numbered: dict[int, list[Path]] | None = None,
 ) -> tuple[list[Instance], str, str]:
     """The instances with the candidate sets asked for: ``own`` unchanged; ``outside`` (the
-    first outside set, ``path``), ``outside2`` (the second, ``second``), ``outside3`` (the
-    third, ``third``) or ``outside4`` (the fourth, ``fourth``) only the instances that set
-    covers, with only its candidates; ``all``
-    every instance with its own candidates and, where it has them, every outside set's (every
-    candidate the project ships); ``all_correct`` the same with only the outside sets' correct
-    patches (whether any correct patch is rejected, without grading the wrong ones in fresh
-    trees). The source names the files and the hash covers them."""
+    first outside set, ``path``) or ``outside<N>`` (set N, its files ``numbered[N]``, by
+    default :func:`set_files`) only the instances that set covers, with only its candidates;
+    ``all`` every instance with its own candidates and, where it has them, those of the first
+    set and of each set in :data:`IN_ALL` (every candidate graded so far); ``all_correct`` the
+    same with only the outside sets' correct patches (whether any correct patch is rejected,
+    without grading the wrong ones in fresh trees). The source names the files and the hash
+    covers them."""
     if sets == "own":
         return loaded, source, source_hash
-    second = second_set_files() if second is None else second
-    third = third_set_files() if third is None else third
-    fourth = fourth_set_files() if fourth is None else fourth
-    files = {
-        "outside": [path],
-        "outside2": second,
-        "outside3": third,
-        "outside4": fourth,
-        "all": [path, *second, *third, *fourth],
-        "all_correct": [path, *second, *third, *fourth],
-    }[sets]
+    numbered = numbered or {}
+
+    def files_of(number: int) -> list[Path]:
+        return numbered[number] if number in numbered else set_files(number)
+
+    if sets in ("all", "all_correct"):
+        files = [path, *(f for n in IN_ALL for f in files_of(n))]
+    elif sets == "outside":
+        files = [path]
+    else:
+        files = files_of(int(sets.removeprefix("outside")))
     if not files:
         raise FileNotFoundError(f"swe_abs: the candidate set {sets!r} has no file")
     known = {i.instance_id for i in loaded}

@@ -118,8 +118,9 @@ class SweAbsConfig:
     from this project's generator, on the instances it covers), ``outside2`` (only the second,
     written after the generator was tuned on the first and graded once), ``outside3`` (only the
     third, written while the generator was tuned on the first two), ``outside4`` (only the
-    fourth, written while it was tuned on the first three), ``all`` (own and every
-    outside set graded so far, on every instance), ``all_correct`` (the same with only the outside sets'
+    fourth, written while it was tuned on the first three), ``outside5`` (only the fifth, on the
+    instances the fourth did not use), ``all`` (own and every outside set graded so far, on
+    every instance), ``all_correct`` (the same with only the outside sets'
     correct patches: a check that no correct patch is rejected, at a fraction of the time). solver: model (the model under test writes a patch, graded
     before/after) or none. tests_from: new tests from the model-free generators (differential +
     explore), the model (tester role), both, or none. mutants_from: operator mutants of the

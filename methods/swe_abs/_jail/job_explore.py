@@ -17,7 +17,7 @@ from typing import Any
 
 from .calls import Caller, Unexpressible, emit_test, form_strategy, settings, strategies
 from .facets import facets, relations
-from .near import harvest, near_calls
+from .near import DOCUMENTED_KEY, harvest, near_calls
 from .swap import Runner
 from .values import equal, normalise
 
@@ -39,20 +39,30 @@ def select(
     found: list[tuple[set[Any], set[Any], dict[str, Any]]], limit: int
 ) -> list[dict[str, Any]]:
     """Greedy choice of at most ``limit`` tests: first those reaching slice lines no test
-    covered yet (the coverage-driven stage), then, one at a time, the test that adds the most
-    not yet covered features (lines executed, each argument's class, each pair of argument
-    classes, the call's form, the outcome's class, the values' facets); ties go to the earlier
-    (simpler) example. When no example adds anything, the budget is filled with the remaining
-    examples in the order they were drawn (each of a class of its own, see :func:`_features`):
-    a wrong patch may differ from the reference on one input of many alike."""
+    covered yet (the coverage-driven stage), then those with a documented edit (an argument and
+    a kind of its documented domain, :mod:`.near`) no test has yet, then, one at a time, the
+    test that adds the most not yet covered features (lines executed, each argument's class,
+    each pair of argument classes, the call's form, the outcome's class, the values' facets);
+    ties go to the earlier (simpler) example. When no example adds anything, the budget is
+    filled with the remaining examples in the order they were drawn (each of a class of its
+    own, see :func:`_features`): a wrong patch may differ from the reference on one input of
+    many alike."""
     chosen: list[dict[str, Any]] = []
     lines_done: set[Any] = set()
     feats_done: set[Any] = set()
     pool = list(found)
+
+    def documented(feats: set[Any]) -> set[Any]:
+        return {f for f in feats if f[0] == "documented"}
+
     while pool and len(chosen) < limit:
-        gains = [(len(item[0] - lines_done), len(item[1] - feats_done)) for item in pool]
+        gains = [
+            (len(item[0] - lines_done), len(documented(item[1]) - feats_done),
+             len(item[1] - feats_done))
+            for item in pool
+        ]  # fmt: skip
         best = max(range(len(pool)), key=lambda i: (gains[i], -i))
-        if gains[best] == (0, 0):
+        if gains[best] == (0, 0, 0):
             break
         fresh, feats, test = pool.pop(best)
         lines_done |= fresh
@@ -132,7 +142,8 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
     @settings({**job, "shrink": False})
     @given(_form=form_strategy(caller), **domain)
     def probe(_form: int, **drawn: Any) -> None:
-        kwargs = drawn["_near"] if near else drawn
+        kwargs = dict(drawn["_near"]) if near else drawn
+        tag = kwargs.pop(DOCUMENTED_KEY, None)
         hit.clear()
         sys.settrace(tracer)
         try:
@@ -143,6 +154,8 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
             return
         lines = frozenset((p, ln) for p, ln in hit if ln in targets.get(p, ()))
         features = _features(kwargs, _form, out, lines, used[_form])
+        if tag is not None:  # kept first by :func:`select`, once per (argument, kind)
+            features.add(("documented", *tag))
         key = frozenset(f for f in features if f[0] != "pair")
         if key in seen_keys:
             return

@@ -177,30 +177,38 @@ def _int_groups(n: int, constants: Constants) -> list[list[Any]]:
 
 
 def _documented_groups(value: Any, kinds: frozenset[str]) -> list[list[Any]]:
-    """The edits of an argument that its documented domain admits (``kinds``): None for it; for
-    an integer zero, the negatives, a huge one with the same last digits, the whole float;
-    for a list, tuple or dict None as one of its first items (values)."""
+    """The edits of an argument that its documented domain admits (``kinds``), a group per
+    kind (:func:`_documented_kind_groups`)."""
+    return [g for _, g in _documented_kind_groups(value, kinds)]
+
+
+def _documented_kind_groups(value: Any, kinds: frozenset[str]) -> list[tuple[str, list[Any]]]:
+    """(kind, edits) for each of the documented ``kinds`` that applies to ``value``: None for
+    it; for an integer zero, the negatives, a huge one with the same last digits, the whole
+    float; for a list, tuple or dict None as one of its first items (values)."""
     t = type(value)
-    groups: list[list[Any]] = []
+    groups: list[tuple[str, list[Any]]] = []
     if "none" in kinds and value is not None:
-        groups.append([None])
+        groups.append(("none", [None]))
     if t is int:
         if "zero" in kinds and value != 0:
-            groups.append([0])
+            groups.append(("zero", [0]))
         if "negative" in kinds:
-            groups.append([-abs(value) or -1, -1, -abs(value) - 1])
+            groups.append(("negative", [-abs(value) or -1, -1, -abs(value) - 1]))
         if "huge" in kinds:
-            groups.append([value + _HUGE if value >= 0 else value - _HUGE])
+            groups.append(("huge", [value + _HUGE if value >= 0 else value - _HUGE]))
         if "float" in kinds:
-            groups.append([float(value)])
+            groups.append(("float", [float(value)]))
     elif "none_items" in kinds and t in (list, tuple) and value:
         items = list(value)
         groups.append(
-            [t([*items[:i], None, *items[i + 1 :]]) for i in range(len(items[:_MAX_ITEMS]))]
-        )
+            ("none_items",
+             [t([*items[:i], None, *items[i + 1 :]]) for i in range(len(items[:_MAX_ITEMS]))])
+        )  # fmt: skip
     elif "none_items" in kinds and t is dict and value:
-        groups.append([{**value, k: None} for k in list(value)[:_MAX_ITEMS]])
-    return [g for g in (_dedupe(g, drop=value) for g in groups) if g]
+        groups.append(("none_items", [{**value, k: None} for k in list(value)[:_MAX_ITEMS]]))
+    deduped = ((kind, _dedupe(g, drop=value)) for kind, g in groups)
+    return [(kind, g) for kind, g in deduped if g]
 
 
 def _float_groups(x: float) -> list[list[Any]]:
@@ -339,14 +347,22 @@ def edits(
     an edit deep inside is as likely as one on top. The value itself when it has no edit.
     ``kinds`` (the argument's documented domain, top level only) add their edits as kinds of
     their own (:func:`_documented_groups`)."""
+    return tagged_edits(value, constants, depth, kinds).map(lambda drawn: drawn[0])
+
+
+def tagged_edits(
+    value: Any, constants: Constants, depth: int = 0, kinds: frozenset[str] = frozenset()
+) -> Any:
+    """:func:`edits` with each draw tagged: ``(near input, documented kind or None)`` (the same
+    draws; the tag lets the choice of tests keep every documented kind drawn)."""
     from hypothesis import strategies as st
 
     value = _base(value)
-    documented = _documented_groups(value, kinds) if depth == 0 else []
-    undocumented = _edits(value, constants, depth)
+    documented = _documented_kind_groups(value, kinds) if depth == 0 else []
+    undocumented = _edits(value, constants, depth).map(lambda v: (v, None))
     if not documented:
         return undocumented
-    extra = [st.sampled_from(g) for g in documented]
+    extra = [st.sampled_from(g).map(lambda v, k=kind: (v, k)) for kind, g in documented]
     return st.one_of(undocumented, *extra) if _kinds(value, constants) else st.one_of(*extra)
 
 
@@ -414,10 +430,16 @@ def domains(spec: dict[str, Any]) -> dict[str, frozenset[str]]:
     return out
 
 
+DOCUMENTED_KEY = "_swe_abs_documented"
+"""The key under which :func:`near_calls` names the documented edit a call carries
+``(argument, kind)``; not an argument: the caller pops it."""
+
+
 def near_calls(spec: dict[str, Any], constants: Constants) -> Any:
     """A strategy over the call's arguments (name → value): the declared values, one of them
     replaced by one of its near inputs (:func:`edits`, with the argument's documented kinds)
-    when that is expressible as test code (as declared otherwise)."""
+    when that is expressible as test code (as declared otherwise). A call whose edit is of a
+    documented kind says which under :data:`DOCUMENTED_KEY`."""
     from hypothesis import strategies as st
 
     env = {"st": st}
@@ -427,9 +449,14 @@ def near_calls(spec: dict[str, Any], constants: Constants) -> Any:
 
     def edit_one(values: dict[str, Any]) -> Any:
         def at(name: str) -> Any:
-            return edits(values[name], constants, kinds=documented.get(name, frozenset())).map(
-                lambda v: {**values, name: v if expression(v) is not None else values[name]}
-            )
+            def call(drawn: tuple[Any, str | None]) -> dict[str, Any]:
+                v, kind = drawn
+                if expression(v) is None:
+                    return values
+                return {**values, name: v, **({DOCUMENTED_KEY: (name, kind)} if kind else {})}
+
+            kinds = documented.get(name, frozenset())
+            return tagged_edits(values[name], constants, kinds=kinds).map(call)
 
         # an argument is chosen as often as it has kinds of edit: a flag (None its only edit)
         # does not take half the edits of a call with one text beside it

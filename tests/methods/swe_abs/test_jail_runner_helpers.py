@@ -104,6 +104,21 @@ def test_greedy_selection_fills_the_budget_in_draw_order():
     assert [t["test"] for t in job_explore.select(found, 3)] == ["B", "C", "A"]
 
 
+def test_greedy_selection_keeps_each_documented_edit_first_after_new_lines():
+    # issue 27, fifth round: documented (argument, kind) edits were drawn but lost to examples
+    # with more new facets; one test per (argument, kind) comes right after the new lines
+    found = [
+        (set(), {"f1", "f2", "f3"}, {"test": "A"}),
+        (set(), {"f1", ("documented", "n", "zero")}, {"test": "B"}),
+        ({("p", 3)}, {"f1"}, {"test": "C"}),
+        (set(), {"f2", ("documented", "n", "zero")}, {"test": "D"}),
+        (set(), {("documented", "seq", "none_items")}, {"test": "E"}),
+    ]
+    # D before B: both bring (n, zero), D a new facet besides; A's three facets come after
+    assert [t["test"] for t in job_explore.select(found, 3)] == ["C", "D", "E"]
+    assert [t["test"] for t in job_explore.select(found, 5)] == ["C", "D", "E", "A", "B"]
+
+
 def test_emitted_tests_are_plain_code():
     from methods.swe_abs._jail.calls import Caller, Unexpressible, emit_test
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from methods.swe_abs._jail.near import Constants, harvest, near_calls, neighbours
+from methods.swe_abs._jail.near import DOCUMENTED_KEY, Constants, harvest, near_calls, neighbours
 from methods.swe_abs._jail.values import SUBCLASSES, expression
 
 NONE = Constants()
@@ -252,3 +252,15 @@ def test_documented_kinds_are_drawn_for_their_argument_only(swe_abs_site: str, m
     drawn = _draw_all(near_calls(spec, NONE), 300, swe_abs_site, monkeypatch)
     assert any(d["n"] == 0 for d in drawn)
     assert all(d["m"] != 0 for d in drawn)
+
+
+def test_a_documented_edit_says_which_argument_and_kind_it_is(swe_abs_site: str, monkeypatch):
+    # issue 27, fifth round: the choice of tests kept one in 73 of interpose's drawn None items;
+    # the tag is what lets it keep one test per documented (argument, kind) first
+    spec = {"args": {"n": "st.just(2)", "s": "st.just('ab')"}, "domains": {"n": ["zero", "none"]}}
+    drawn = _draw_all(near_calls(spec, NONE), 300, swe_abs_site, monkeypatch)
+    tagged = [d for d in drawn if DOCUMENTED_KEY in d]
+    assert {d[DOCUMENTED_KEY] for d in tagged} == {("n", "zero"), ("n", "none")}
+    assert all(d["n"] == (0 if d[DOCUMENTED_KEY][1] == "zero" else None) for d in tagged)
+    # the same values drawn without a tag are undocumented edits (no 0 or None among them)
+    assert all(d["n"] not in (0, None) for d in drawn if DOCUMENTED_KEY not in d)

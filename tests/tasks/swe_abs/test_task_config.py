@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import inspect
 import json
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tasks.swe_abs import task as task_module
-from tasks.swe_abs.outside import OutsideFormatError, load_outside, with_outside_candidates
+from tasks.swe_abs.outside import (
+    IN_ALL,
+    NUMBERED_SETS,
+    OutsideFormatError,
+    load_outside,
+    with_outside_candidates,
+)
 from tasks.swe_abs.task import SweAbsConfig
 
 
@@ -75,43 +79,41 @@ def test_the_second_and_third_outside_sets_load_alone_and_within_all(tmp_path):
     rec = {"instance_id": iid, "candidate_id": "o2X-w1", "kind": "wrong", "patch": "--- a\n"}
     second = tmp_path / "outside_candidates_2_X.jsonl"
     second.write_text(json.dumps(rec) + "\n")
-    only, src, h = with_outside_candidates(loaded, source, digest, "outside2", second=[second])
+    only, src, h = with_outside_candidates(
+        loaded, source, digest, "outside2", numbered={2: [second]}
+    )
     assert [i.instance_id for i in only] == [iid] and "outside_candidates_2_X" in src
     assert [c.system for c in only[0].candidates] == ["outside:o2X-w1"]
-    every, src_all, h_all = with_outside_candidates(loaded, source, digest, "all", second=[second])
+    every, src_all, h_all = with_outside_candidates(
+        loaded, source, digest, "all", numbered={2: [second]}
+    )
     systems = {c.system for i in every for c in i.candidates}
     assert "outside:o2X-w1" in systems and len(every) == len(loaded)
     assert {c.system for c in load_outside()[iid]} <= systems  # the first set too
     assert "outside_candidates.jsonl" in src_all and h_all != h
     with pytest.raises(FileNotFoundError, match="'outside2' has no file"):
-        with_outside_candidates(loaded, source, digest, "outside2", second=[])
-    # the third and the fourth set the same way: alone, and within all
-    third = tmp_path / "outside_candidates_3_Y.jsonl"
-    fourth = tmp_path / "outside_candidates_4_Y.jsonl"
-
-    def alone(number: int, files: list[Path]) -> tuple[list[Any], str]:
-        if number == 3:
-            got, src_n, _ = with_outside_candidates(loaded, source, digest, "outside3", third=files)
-        else:
-            got, src_n, _ = with_outside_candidates(
-                loaded, source, digest, "outside4", fourth=files
-            )
-        return got, src_n
-
-    for number, path in ((3, third), (4, fourth)):
+        with_outside_candidates(loaded, source, digest, "outside2", numbered={2: []})
+    # the later sets the same way: alone, and within all once graded (IN_ALL)
+    later = {n: tmp_path / f"outside_candidates_{n}_Y.jsonl" for n in NUMBERED_SETS[1:]}
+    for number, path in later.items():
         path.write_text(json.dumps({**rec, "candidate_id": f"o{number}Y-w1"}) + "\n")
-        only, src_n = alone(number, [path])
+        only, src_n, _ = with_outside_candidates(
+            loaded, source, digest, f"outside{number}", numbered={number: [path]}
+        )
         assert [c.system for i in only for c in i.candidates] == [f"outside:o{number}Y-w1"]
         assert f"outside_candidates_{number}_Y" in src_n
         with pytest.raises(FileNotFoundError, match=f"'outside{number}' has no file"):
-            alone(number, [])
-    every_set, _, _ = with_outside_candidates(
-        loaded, source, digest, "all", second=[second], third=[third], fourth=[fourth]
-    )
+            with_outside_candidates(
+                loaded, source, digest, f"outside{number}", numbered={number: []}
+            )
+    numbered = {2: [second], **{n: [p] for n, p in later.items()}}
+    every_set, _, _ = with_outside_candidates(loaded, source, digest, "all", numbered=numbered)
     every_system = {c.system for i in every_set for c in i.candidates}
-    assert {"outside:o2X-w1", "outside:o3Y-w1", "outside:o4Y-w1"} <= every_system
+    assert {f"outside:o{n}Y-w1" for n in IN_ALL if n > 2} | {"outside:o2X-w1"} <= every_system
+    # a set not yet graded stays out of all
+    assert not {f"outside:o{n}Y-w1" for n in NUMBERED_SETS if n not in IN_ALL} & every_system
     correct, _, _ = with_outside_candidates(
-        loaded, source, digest, "all_correct", second=[second], third=[third], fourth=[fourth]
+        loaded, source, digest, "all_correct", numbered=numbered
     )
     kinds = {(c.origin, c.kind) for i in correct for c in i.candidates}
     assert ("outside", "correct") in kinds and ("outside", "wrong") not in kinds
@@ -119,4 +121,4 @@ def test_the_second_and_third_outside_sets_load_alone_and_within_all(tmp_path):
     rec["instance_id"] = "nobody__nothing-1"
     second.write_text(json.dumps(rec) + "\n")
     with pytest.raises(OutsideFormatError, match="nobody__nothing-1"):
-        with_outside_candidates(loaded, source, digest, "outside2", second=[second])
+        with_outside_candidates(loaded, source, digest, "outside2", numbered={2: [second]})
