@@ -174,26 +174,40 @@ async def _run_tests(
         await BwrapSandboxEnvironment.sample_cleanup("swe_abs_build", cfg, envs, False)
 
 
-def load_domains() -> dict[str, dict[str, list[str]]]:
-    """``specs/domains.yaml``: per instance, per argument of its differential, the kinds of near
-    input its documentation settles (instance → argument → kinds; the ``because`` quotes stay
-    in the file)."""
+def load_domains() -> dict[str, dict[str, dict[str, list[str]]]]:
+    """``specs/domains.yaml``: per instance, per argument of its differential, what its
+    documentation settles: ``kinds`` of near input and ``values`` (Python literals as text)
+    (instance → argument → {kinds, values}; the ``because`` quotes stay in the file)."""
     path = SPEC_DIR / DOMAINS_FILE
     if not path.exists():
         return {}
     doc = yaml.safe_load(path.read_text()) or {}
     return {
-        inst: {arg: list(entry.get("kinds") or []) for arg, entry in args.items()}
+        inst: {
+            arg: {
+                "kinds": list(entry.get("kinds") or []),
+                "values": [str(v) for v in entry.get("values") or []],
+            }
+            for arg, entry in args.items()
+        }
         for inst, args in doc.items()
     }
 
 
-def with_domains(differential: dict[str, Any] | None, kinds: dict[str, list[str]]) -> Any:
-    """The differential with its documented domains (arguments with at least one kind)."""
+def with_domains(
+    differential: dict[str, Any] | None, documented: dict[str, dict[str, list[str]]]
+) -> Any:
+    """The differential with its documented domains: ``domains`` (argument → kinds) and
+    ``domain_values`` (argument → literals), for the arguments that have any."""
     if not differential:
         return differential
-    documented = {arg: k for arg, k in kinds.items() if k}
-    return {**differential, "domains": documented} if documented else differential
+    kinds = {arg: e["kinds"] for arg, e in documented.items() if e.get("kinds")}
+    values = {arg: e["values"] for arg, e in documented.items() if e.get("values")}
+    return {
+        **differential,
+        **({"domains": kinds} if kinds else {}),
+        **({"domain_values": values} if values else {}),
+    }
 
 
 def _load_specs() -> list[tuple[dict[str, Any], dict[str, Any]]]:

@@ -23,7 +23,9 @@ The edits, by kind (a draw picks a kind first, then an edit of that kind):
 Never None, another number type, or an integer across zero unless the argument's documented
 domain admits it (the spec's ``domains``: argument → kinds, :data:`DOCUMENTED_KINDS`): those lie
 outside what most functions document (the foreign probe's ground), and pinned as near inputs
-everywhere they rejected three correct patches of the first outside set.
+everywhere they rejected three correct patches of the first outside set. The documentation's own
+values for an argument (the spec's ``domain_values``: argument → Python literals) are one more
+kind of edit of that argument.
 
 The constants are the literals on the target lines (the slice of the fix), harvested from the
 reference tree. What a near input pins is the reference's observation (its return value, its
@@ -351,19 +353,34 @@ def edits(
 
 
 def tagged_edits(
-    value: Any, constants: Constants, depth: int = 0, kinds: frozenset[str] = frozenset()
+    value: Any,
+    constants: Constants,
+    depth: int = 0,
+    kinds: frozenset[str] = frozenset(),
+    values: tuple[Any, ...] = (),
 ) -> Any:
-    """:func:`edits` with each draw tagged: ``(near input, documented kind or None)`` (the same
-    draws; the tag lets the choice of tests keep every documented kind drawn)."""
+    """:func:`edits` with each draw tagged: ``(near input, documented kind or None)`` (the tag
+    lets the choice of tests keep every documented kind drawn). ``values`` (the argument's
+    documented values, top level only) are one more kind: one of them in place of ``value``,
+    tagged ``value <i>`` (its place in the list)."""
     from hypothesis import strategies as st
 
     value = _base(value)
     documented = _documented_kind_groups(value, kinds) if depth == 0 else []
     undocumented = _edits(value, constants, depth).map(lambda v: (v, None))
-    if not documented:
-        return undocumented
     extra = [st.sampled_from(g).map(lambda v, k=kind: (v, k)) for kind, g in documented]
+    listed = _listed(value, values) if depth == 0 else []
+    if listed:
+        extra.append(st.sampled_from(listed).map(lambda iv: (iv[1], f"value {iv[0]}")))
+    if not extra:
+        return undocumented
     return st.one_of(undocumented, *extra) if _kinds(value, constants) else st.one_of(*extra)
+
+
+def _listed(value: Any, values: tuple[Any, ...]) -> list[tuple[int, Any]]:
+    """(place, value) of the documented ``values`` other than ``value`` itself."""
+    drop = (type(value), repr(value))
+    return [(i, v) for i, v in enumerate(values) if (type(v), repr(v)) != drop]
 
 
 def _edits(value: Any, constants: Constants, depth: int) -> Any:
@@ -414,6 +431,26 @@ def _kinds(value: Any, constants: Constants, kinds: frozenset[str] = frozenset()
     return len(_scalar_groups(value, constants)) + documented
 
 
+def domain_values(spec: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
+    """The spec's documented values (``domain_values``: argument → Python literals as text,
+    from its documentation); a value that is not a literal or an argument not declared raises
+    ValueError naming it."""
+    out: dict[str, tuple[Any, ...]] = {}
+    for name, texts in (spec.get("domain_values") or {}).items():
+        if name not in spec.get("args", {}):
+            raise ValueError(f"domain_values: {name!r} is not a declared argument")
+        parsed = []
+        for text in texts:
+            try:
+                parsed.append(ast.literal_eval(str(text)))
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+                raise ValueError(
+                    f"domain_values: {name!r}: {text!r} is not a Python literal ({exc})"
+                ) from None
+        out[name] = tuple(parsed)
+    return out
+
+
 def domains(spec: dict[str, Any]) -> dict[str, frozenset[str]]:
     """The spec's documented domains (``domains``: argument → kinds of :data:`DOCUMENTED_KINDS`,
     as a list or as ``{kinds: [...], because: ...}``); a kind not known or an argument not
@@ -446,6 +483,7 @@ def near_calls(spec: dict[str, Any], constants: Constants) -> Any:
     declared = {name: eval(expr, env) for name, expr in spec["args"].items()}  # noqa: S307
     names = list(declared)
     documented = domains(spec)
+    listed = domain_values(spec)
 
     def edit_one(values: dict[str, Any]) -> Any:
         def at(name: str) -> Any:
@@ -456,14 +494,19 @@ def near_calls(spec: dict[str, Any], constants: Constants) -> Any:
                 return {**values, name: v, **({DOCUMENTED_KEY: (name, kind)} if kind else {})}
 
             kinds = documented.get(name, frozenset())
-            return tagged_edits(values[name], constants, kinds=kinds).map(call)
+            return tagged_edits(
+                values[name], constants, kinds=kinds, values=listed.get(name, ())
+            ).map(call)
 
         # an argument is chosen as often as it has kinds of edit: a flag (None its only edit)
         # does not take half the edits of a call with one text beside it
         weighted = [
             n
             for n in names
-            for _ in range(_kinds(values[n], constants, documented.get(n, frozenset())))
+            for _ in range(
+                _kinds(values[n], constants, documented.get(n, frozenset()))
+                + bool(_listed(values[n], listed.get(n, ())))
+            )
         ]
         return st.sampled_from(weighted).flatmap(at) if weighted else st.just(values)
 

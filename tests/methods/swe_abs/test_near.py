@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from methods.swe_abs._jail.near import DOCUMENTED_KEY, Constants, harvest, near_calls, neighbours
+import pytest
+
+from methods.swe_abs._jail.near import (
+    DOCUMENTED_KEY,
+    Constants,
+    domain_values,
+    harvest,
+    near_calls,
+    neighbours,
+)
 from methods.swe_abs._jail.values import SUBCLASSES, expression
 
 NONE = Constants()
@@ -264,3 +273,26 @@ def test_a_documented_edit_says_which_argument_and_kind_it_is(swe_abs_site: str,
     assert all(d["n"] == (0 if d[DOCUMENTED_KEY][1] == "zero" else None) for d in tagged)
     # the same values drawn without a tag are undocumented edits (no 0 or None among them)
     assert all(d["n"] not in (0, None) for d in drawn if DOCUMENTED_KEY not in d)
+
+
+def test_documented_values_replace_their_argument_tagged_by_place(swe_abs_site: str, monkeypatch):
+    spec = {
+        "args": {"s": "st.just('ab')", "n": "st.just(2)"},
+        "domain_values": {"s": ["'\\u0301a'", "b'ab'", "'ab'"]},
+    }
+    drawn = _draw_all(near_calls(spec, NONE), 300, swe_abs_site, monkeypatch)
+    tags = {d[DOCUMENTED_KEY]: d["s"] for d in drawn if DOCUMENTED_KEY in d}
+    # the value equal to the drawn one ('ab', place 2) is no edit
+    assert tags == {("s", "value 0"): "\u0301a", ("s", "value 1"): b"ab"}
+    assert all(d["n"] == 2 for d in drawn if DOCUMENTED_KEY in d)
+
+
+def test_documented_values_must_be_literals_of_declared_arguments():
+    spec = {"args": {"s": "st.just('a')"}}
+    assert domain_values({**spec, "domain_values": {"s": ["(1, 'x')", "None"]}}) == {
+        "s": ((1, "x"), None)
+    }
+    with pytest.raises(ValueError, match=r"'t' is not a declared argument"):
+        domain_values({**spec, "domain_values": {"t": ["1"]}})
+    with pytest.raises(ValueError, match=r"'s': \"float\('nan'\)\" is not a Python literal"):
+        domain_values({**spec, "domain_values": {"s": ["float('nan')"]}})
