@@ -78,10 +78,13 @@ run: $(STAMP) $(SWE_ABS_STAMP)
 
 # Two pytest-xdist workers, one test file each at a time (module fixtures such as swe_abs's
 # all-instances run are built once): the suite's heavy files (vLLM servers, sandboxes, the swe_abs
-# run) overlap on a 2-core machine. PYTEST_WORKERS= runs it in one process. Tests marked `alone`
-# compare wall times, which a neighbouring worker's load skews, so they run afterwards in one
-# process. Both phases always run; a phase that PYTEST_ARGS leaves empty (exit 5) is no failure.
-PYTEST_WORKERS ?= -n 2 --dist loadfile
+# run) overlap on a 2-core machine. Files run in collection order (tests/conftest.py puts the
+# longest and the slow-marked ones first), not xdist's default of most tests first, which left
+# the heavy one-test files for the end. PYTEST_WORKERS= runs it in one process. Tests marked
+# `alone` compare wall times, which a neighbouring worker's load skews, so they run afterwards
+# in one process. Both phases always run; a phase that PYTEST_ARGS leaves empty (exit 5) is no
+# failure.
+PYTEST_WORKERS ?= -n 2 --dist loadfile --no-loadscope-reorder
 test: $(STAMP) $(SWE_ABS_STAMP) docker
 	@mkdir -p .cache
 	@a=0; b=0; \

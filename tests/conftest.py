@@ -133,3 +133,21 @@ def swe_abs_site() -> str:
         return str(require_site())
     except SetupMissingError as exc:
         pytest.skip(str(exc))
+
+
+# The suite's longest file (~9 min: one strengthening run over all 31 swe_abs instances) and the
+# files with slow, vLLM or embedded-model tests run first: with two xdist workers taking one file
+# at a time (`make test`), a long file that starts last leaves the other worker idle at the end.
+_LONGEST_FILE = "test_all_instances.py"
+_HEAVY_MARKERS = ("slow", "vllm", "embedded")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    heavy = {item.path for item in items if any(item.get_closest_marker(m) for m in _HEAVY_MARKERS)}
+
+    def rank(item: pytest.Item) -> int:
+        if item.path.name == _LONGEST_FILE:
+            return 0
+        return 1 if item.path in heavy else 2
+
+    items.sort(key=rank)  # stable: each file's tests stay together and in order
