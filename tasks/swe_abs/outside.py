@@ -18,7 +18,8 @@ the same way while the near inputs gained the arguments' documented domains
 (``data/outside_candidates_4_*``, ``data/OUTSIDE_4_*.md``), was graded once by
 ``candidates=outside4``; ``all`` and ``all_correct`` include it since. A fifth, on the instances
 the fourth did not use, written while the choice of near tests learnt to keep every documented
-edit (``data/outside_candidates_5_*``, ``data/OUTSIDE_5_*.md``): ``candidates=outside5``.
+edit (``data/outside_candidates_5_*``, ``data/OUTSIDE_5_*.md``), was graded once by
+``candidates=outside5``; ``all`` and ``all_correct`` include it since.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -42,7 +43,7 @@ CandidateSets = Literal[
 ]
 NUMBERED_SETS = (2, 3, 4, 5)
 """The outside sets after the first, by number (``candidates=outside<N>``)."""
-IN_ALL = (2, 3, 4)
+IN_ALL = (2, 3, 4, 5)
 """The numbered sets ``all`` and ``all_correct`` include: those graded once while held out. A
 set joins only after that grading, so no run sees it before its frozen generator does."""
 

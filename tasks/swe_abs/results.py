@@ -55,6 +55,7 @@ def task_readme_rows(r: dict[str, Any]) -> list[str]:
         *_second_set_rows(r.get("outside_2"), r.get("outside_final")),
         *_third_set_rows(r.get("outside_3"), r.get("regraded_near")),
         *_fourth_set_rows(r),
+        *_fifth_set_rows(r),
     ]
 
 
@@ -86,26 +87,54 @@ def _held_out_round_rows(
     return rows
 
 
-def _fourth_set_rows(r: dict[str, Any]) -> list[str]:
-    """The documented domains' round: the fourth outside set beside every earlier set, and the
-    held-out gradings pooled (the Results section's opening sentences)."""
-    fourth, regraded = r.get("outside_4"), r.get("regraded_domains")
-    if fourth is None or regraded is None:
-        return []
-    c_k, c_n = fourth["correct_rejected"]
-    pooled = [
+def pooled(r: dict[str, Any]) -> list[list[int]]:
+    """[wrong, correct] rejected, pooled over the sets graded once while held out."""
+    return [
         [sum(r[s][key][i] for s in r["held_out_pooled"]["sets"]) for i in (0, 1)]
         for _, key in _KINDS
     ]
+
+
+def latest_held_out(r: dict[str, Any]) -> tuple[str, str]:
+    """(results key, ordinal) of the newest outside set graded once while held out."""
+    for key, name in (("outside_5", "fifth"), ("outside_4", "fourth")):
+        if key in r:
+            return key, name
+    raise KeyError("no held-out outside set in the results")
+
+
+def _fourth_set_rows(r: dict[str, Any]) -> list[str]:
+    """The documented domains' round: the fourth outside set beside every earlier set."""
+    fourth, regraded = r.get("outside_4"), r.get("regraded_domains")
+    if fourth is None or regraded is None:
+        return []
     seen = (("outside_3", "third set (seen since its one grading)"),
             ("outside_2", "second set (tuned on)"),
             ("outside", "first set (tuned on)"),
             ("own", "own candidates"))  # fmt: skip
+    return _held_out_round_rows("fourth", fourth, regraded, seen)
+
+
+def _fifth_set_rows(r: dict[str, Any]) -> list[str]:
+    """The documented values' round: the fifth outside set beside every earlier set, and the
+    held-out gradings pooled (the Results section's opening sentences)."""
+    fifth, regraded = r.get("outside_5"), r.get("regraded_values")
+    rows = []
+    if fifth is not None and regraded is not None:
+        seen = (("outside_4", "fourth set (seen since its one grading)"),
+                ("outside_3", "third set (tuned on)"),
+                ("outside_2", "second set (tuned on)"),
+                ("outside", "first set (tuned on)"),
+                ("own", "own candidates"))  # fmt: skip
+        rows = _held_out_round_rows("fifth", fifth, regraded, seen)
+    key, _ = latest_held_out(r)
+    c_k, c_n = r[key]["correct_rejected"]
+    wrong, correct = pooled(r)
     return [
-        *_held_out_round_rows("fourth", fourth, regraded, seen),
-        f"{rate(fourth['wrong_rejected'])} of its wrong patches rejected, {c_k}/{c_n} correct ones",
-        f"rejects {rate(pooled[0])} of wrong patches it was never tuned on, and "
-        f"{pooled[1][0]} of {pooled[1][1]} correct ones",
+        *rows,
+        f"{rate(r[key]['wrong_rejected'])} of its wrong patches rejected, {c_k}/{c_n} correct ones",
+        f"rejects {rate(wrong)} of wrong patches it was never tuned on, and "
+        f"{correct[0]} of {correct[1]} correct ones",
     ]
 
 
@@ -165,32 +194,46 @@ def _second_look_rows(h: dict[str, Any] | None) -> list[str]:
     ]
 
 
+_ORDINALS = {"outside": "first", "outside_2": "second", "outside_3": "third",
+             "outside_4": "fourth", "outside_5": "fifth"}  # fmt: skip
+_REGRADED = {"outside_4": "regraded_domains", "outside_5": "regraded_values"}
+
+
 def readme_paragraph(r: dict[str, Any]) -> str:
-    """The top-level README's swe_abs paragraph (whitespace aside)."""
+    """The top-level README's swe_abs paragraph (whitespace aside), on the newest held-out set."""
     own, paper = r["own"], r["paper"]
-    fourth, third, second = r["outside_4"], r["outside_3"], r["outside_2"]
-    regraded = r["regraded_domains"]
+    key, name = latest_held_out(r)
+    latest, regraded = r[key], r[_REGRADED[key]]
     k_correct, n_correct = own["correct_rejected"]
-    wrong, correct = fourth["wrong_rejected"], fourth["correct_rejected"]
+    wrong, correct = latest["wrong_rejected"], latest["correct_rejected"]
     met = "met" if wrong[0] >= 0.8 * wrong[1] and correct[0] == 0 else "not met"
-    seen = [regraded[k]["correct_rejected"] for k in ("outside_3", "outside_2", "outside")]
+    earlier = [s for s in r["held_out_pooled"]["sets"] if s != key]
+    seen_keys = [s for s in ("outside_4", "outside_3", "outside_2", "outside") if s in regraded]
+    seen = [regraded[k]["correct_rejected"] for k in seen_keys]
+    tuned = {"fourth": "three", "fifth": "four"}[name]
 
     def pair(p: list[int]) -> str:
         return f"{p[0]}/{p[1]} = {percent(p)}"
 
+    def listing(parts: list[str]) -> str:
+        return ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else parts[0]
+
+    pool_w, pool_c = pooled(r)
     return (
         f"**swe_abs** — model-free strengthening of the {own['instances']} offline instances. "
         f"On wrong and correct patches written by helper sessions that never saw the generator: "
-        f"the **held-out fourth set** (written while the generator was tuned on the first "
-        f"three, graded once; {fourth['instances']} instances, {fourth['projects']} projects) "
+        f"the **held-out {name} set** (written while the generator was tuned on the first "
+        f"{tuned}, graded once; {latest['instances']} instances, {latest['projects']} projects) "
         f"has **{pair(wrong)}** of its wrong patches rejected and {correct[0]} of {correct[1]} "
         f"correct ones (issue 27's goal, 80 % and none: {met}). The earlier sets' one held-out "
-        f"gradings gave {pair(second['wrong_rejected'])} (second) and "
-        f"{pair(third['wrong_rejected'])} (third); with the same generator as the fourth, the "
-        f"seen sets are at {pair(regraded['outside_3']['wrong_rejected'])} (third), "
-        f"{pair(regraded['outside_2']['wrong_rejected'])} (second) and "
-        f"{pair(regraded['outside']['wrong_rejected'])} (first), with {sum(p[0] for p in seen)} "
-        f"of their {sum(p[1] for p in seen)} correct patches rejected (optimistic: seen). On "
+        f"gradings gave "
+        + listing([f"{pair(r[s]['wrong_rejected'])} ({_ORDINALS[s]})" for s in earlier])
+        + f"; pooled with the {name}, {pair(pool_w)} of wrong patches rejected and "
+        f"{pool_c[0]} of {pool_c[1]} correct ones. With the same generator as the {name}, the "
+        f"seen sets are at "
+        + listing([f"{pair(regraded[s]['wrong_rejected'])} ({_ORDINALS[s]})" for s in seen_keys])
+        + f", with {sum(p[0] for p in seen)} of their {sum(p[1] for p in seen)} correct patches "
+        f"rejected (optimistic: seen). On "
         f"the own hand-written candidates (the generator before issue 27's rounds): "
         f"{percent(own['strengthened'])} of instances "
         f"strengthened (paper {100 * paper['strengthened'][0] / paper['strengthened'][1]:.1f} %), "
