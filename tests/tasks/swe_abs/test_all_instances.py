@@ -78,9 +78,9 @@ def test_no_correct_candidate_is_ever_rejected(all_run):
                 problems.append((sid, c["system"], c["problem"], c["new_failed"],
                                  c["f2p_failed"], c["p2p_failed"]))  # fmt: skip
     assert problems == [] and n_correct >= len(samples)
-    from tasks.swe_abs.outside import OUTSIDE, load_outside, set_files
+    from tasks.swe_abs.outside import IN_ALL, OUTSIDE, load_outside, set_files
 
-    every = [OUTSIDE, *set_files(2), *set_files(3), *set_files(4)]
+    every = [OUTSIDE, *(f for n in IN_ALL for f in set_files(n))]
     shipped = sum(c.kind == "correct" for f in every
                   for cands in load_outside(f).values() for c in cands)  # fmt: skip
     graded = sum(c["kind"] == "correct" and c.get("origin") == "outside"
