@@ -54,8 +54,8 @@ def task_readme_rows(r: dict[str, Any]) -> list[str]:
         *_second_look_rows(r.get("outside_heldout_2")),
         *_second_set_rows(r.get("outside_2"), r.get("outside_final")),
         *_third_set_rows(r.get("outside_3"), r.get("regraded_near")),
-        *_fourth_set_rows(r),
-        *_fifth_set_rows(r),
+        *(row for key in _REGRADED for row in _round_rows(r, key)),
+        *_headline_rows(r),
     ]
 
 
@@ -95,43 +95,44 @@ def pooled(r: dict[str, Any]) -> list[list[int]]:
     ]
 
 
+# The outside sets in the order they were written, and for the ones graded once while held out
+# since the documented domains, the key of the same run's regrading of every seen set.
+_SETS = ("outside", "outside_2", "outside_3", "outside_4", "outside_5")
+_ORDINALS = dict(zip(_SETS, ("first", "second", "third", "fourth", "fifth"), strict=True))
+_REGRADED = {"outside_4": "regraded_domains", "outside_5": "regraded_values"}
+
+
 def latest_held_out(r: dict[str, Any]) -> tuple[str, str]:
     """(results key, ordinal) of the newest outside set graded once while held out."""
-    for key, name in (("outside_5", "fifth"), ("outside_4", "fourth")):
+    for key in reversed(list(_REGRADED)):
         if key in r:
-            return key, name
+            return key, _ORDINALS[key]
     raise KeyError("no held-out outside set in the results")
 
 
-def _fourth_set_rows(r: dict[str, Any]) -> list[str]:
-    """The documented domains' round: the fourth outside set beside every earlier set."""
-    fourth, regraded = r.get("outside_4"), r.get("regraded_domains")
-    if fourth is None or regraded is None:
+def _seen_before(key: str) -> tuple[tuple[str, str], ...]:
+    """(key, label) of the sets written before ``key``, newest first, and the own candidates:
+    the one just before was seen only since its one grading, the rest were tuned on."""
+    earlier = list(reversed(_SETS[: _SETS.index(key)]))
+    labels = [f"{_ORDINALS[s]} set ({'seen since its one grading' if i == 0 else 'tuned on'})"
+              for i, s in enumerate(earlier)]  # fmt: skip
+    return (*zip(earlier, labels, strict=True), ("own", "own candidates"))
+
+
+def _round_rows(r: dict[str, Any], key: str) -> list[str]:
+    """A documented-domains round: its held-out set beside every earlier set, same generator."""
+    held, regraded = r.get(key), r.get(_REGRADED[key])
+    if held is None or regraded is None:
         return []
-    seen = (("outside_3", "third set (seen since its one grading)"),
-            ("outside_2", "second set (tuned on)"),
-            ("outside", "first set (tuned on)"),
-            ("own", "own candidates"))  # fmt: skip
-    return _held_out_round_rows("fourth", fourth, regraded, seen)
+    return _held_out_round_rows(_ORDINALS[key], held, regraded, _seen_before(key))
 
 
-def _fifth_set_rows(r: dict[str, Any]) -> list[str]:
-    """The documented values' round: the fifth outside set beside every earlier set, and the
-    held-out gradings pooled (the Results section's opening sentences)."""
-    fifth, regraded = r.get("outside_5"), r.get("regraded_values")
-    rows = []
-    if fifth is not None and regraded is not None:
-        seen = (("outside_4", "fourth set (seen since its one grading)"),
-                ("outside_3", "third set (tuned on)"),
-                ("outside_2", "second set (tuned on)"),
-                ("outside", "first set (tuned on)"),
-                ("own", "own candidates"))  # fmt: skip
-        rows = _held_out_round_rows("fifth", fifth, regraded, seen)
+def _headline_rows(r: dict[str, Any]) -> list[str]:
+    """The Results section's opening sentences: the newest held-out set and the pooled ones."""
     key, _ = latest_held_out(r)
     c_k, c_n = r[key]["correct_rejected"]
     wrong, correct = pooled(r)
     return [
-        *rows,
         f"{rate(r[key]['wrong_rejected'])} of its wrong patches rejected, {c_k}/{c_n} correct ones",
         f"rejects {rate(wrong)} of wrong patches it was never tuned on, and "
         f"{correct[0]} of {correct[1]} correct ones",
@@ -194,11 +195,6 @@ def _second_look_rows(h: dict[str, Any] | None) -> list[str]:
     ]
 
 
-_ORDINALS = {"outside": "first", "outside_2": "second", "outside_3": "third",
-             "outside_4": "fourth", "outside_5": "fifth"}  # fmt: skip
-_REGRADED = {"outside_4": "regraded_domains", "outside_5": "regraded_values"}
-
-
 def readme_paragraph(r: dict[str, Any]) -> str:
     """The top-level README's swe_abs paragraph (whitespace aside), on the newest held-out set."""
     own, paper = r["own"], r["paper"]
@@ -208,9 +204,9 @@ def readme_paragraph(r: dict[str, Any]) -> str:
     wrong, correct = latest["wrong_rejected"], latest["correct_rejected"]
     met = "met" if wrong[0] >= 0.8 * wrong[1] and correct[0] == 0 else "not met"
     earlier = [s for s in r["held_out_pooled"]["sets"] if s != key]
-    seen_keys = [s for s in ("outside_4", "outside_3", "outside_2", "outside") if s in regraded]
+    seen_keys = [s for s, _ in _seen_before(key) if s in _ORDINALS]
     seen = [regraded[k]["correct_rejected"] for k in seen_keys]
-    tuned = {"fourth": "three", "fifth": "four"}[name]
+    tuned = ("one", "two", "three", "four")[_SETS.index(key) - 1]
 
     def pair(p: list[int]) -> str:
         return f"{p[0]}/{p[1]} = {percent(p)}"

@@ -50,21 +50,17 @@ def select(
     chosen: list[dict[str, Any]] = []
     lines_done: set[Any] = set()
     feats_done: set[Any] = set()
-    pool = list(found)
-
-    def documented(feats: set[Any]) -> set[Any]:
-        return {f for f in feats if f[0] == "documented"}
-
+    # each example with its documented features, found once
+    pool = [(*item, {f for f in item[1] if f[0] == "documented"}) for item in found]
     while pool and len(chosen) < limit:
         gains = [
-            (len(item[0] - lines_done), len(documented(item[1]) - feats_done),
-             len(item[1] - feats_done))
+            (len(item[0] - lines_done), len(item[3] - feats_done), len(item[1] - feats_done))
             for item in pool
-        ]  # fmt: skip
+        ]
         best = max(range(len(pool)), key=lambda i: (gains[i], -i))
         if gains[best] == (0, 0, 0):
             break
-        fresh, feats, test = pool.pop(best)
+        fresh, feats, test, _ = pool.pop(best)
         lines_done |= fresh
         feats_done |= feats
         chosen.append(test)

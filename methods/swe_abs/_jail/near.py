@@ -419,11 +419,16 @@ def _edits(value: Any, constants: Constants, depth: int) -> Any:
     return st.sampled_from(groups).flatmap(st.sampled_from) if groups else st.just(value)
 
 
-def _kinds(value: Any, constants: Constants, kinds: frozenset[str] = frozenset()) -> int:
-    """How many kinds of edit :func:`edits` chooses from for ``value`` (0: none), the
-    documented ones (``kinds``) included."""
+def _kinds(
+    value: Any,
+    constants: Constants,
+    kinds: frozenset[str] = frozenset(),
+    values: tuple[Any, ...] = (),
+) -> int:
+    """How many kinds of edit :func:`tagged_edits` chooses from for ``value`` (0: none), the
+    documented ones (``kinds``, and ``values`` as one more) included."""
     value = _base(value)
-    documented = len(_documented_groups(value, kinds))
+    documented = len(_documented_groups(value, kinds)) + bool(_listed(value, values))
     if type(value) in (list, tuple):
         return (3 if value else 1) + documented
     if type(value) is dict:
@@ -504,8 +509,7 @@ def near_calls(spec: dict[str, Any], constants: Constants) -> Any:
             n
             for n in names
             for _ in range(
-                _kinds(values[n], constants, documented.get(n, frozenset()))
-                + bool(_listed(values[n], listed.get(n, ())))
+                _kinds(values[n], constants, documented.get(n, frozenset()), listed.get(n, ()))
             )
         ]
         return st.sampled_from(weighted).flatmap(at) if weighted else st.just(values)
