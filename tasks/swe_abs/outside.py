@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from harness import hub
 from methods.swe_abs import Candidate, Instance
@@ -41,7 +41,11 @@ OUTSIDE = _DATA / "outside_candidates.jsonl"
 CandidateSets = Literal[
     "own", "outside", "outside2", "outside3", "outside4", "outside5", "all", "all_correct"
 ]
-NUMBERED_SETS = (2, 3, 4, 5)
+NUMBERED_SETS = tuple(
+    int(name.removeprefix("outside"))
+    for name in get_args(CandidateSets)
+    if name.removeprefix("outside").isdigit()
+)
 """The outside sets after the first, by number (``candidates=outside<N>``)."""
 IN_ALL = (2, 3, 4, 5)
 """The numbered sets ``all`` and ``all_correct`` include: those graded once while held out. A
