@@ -27,7 +27,7 @@ class PipelineConfig:
     explore_examples: int = 300
     explore_tests: int = 100
     near_examples: int = 500
-    near_tests: int = 60
+    near_tests: int = 100
     foreign_examples: int = 30
     foreign_tests: int = 40
     flaky_reruns: int = 3

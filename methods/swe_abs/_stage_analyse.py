@@ -252,7 +252,14 @@ class AnalyseStage(StageBase):
         if near.get("error"):
             self.out.notes.append(f"near: {near['error']}")
         for item in near.get("tests") or []:
-            self._add_test("near", item["test"], target=f"lines {item['lines']}")
+            edit = f"; edit {item['edit']}" if item.get("edit") else ""
+            self._add_test("near", item["test"], target=f"lines {item['lines']}{edit}")
+        kinds = near.get("edits") or {}
+        if kinds.get("drawn", 0) > kinds.get("kept", 0):  # the budget cut some kinds of edit
+            self.out.notes.append(
+                f"near: its {len(near.get('tests') or [])} tests keep {kinds['kept']} of the "
+                f"{kinds['drawn']} kinds of edit drawn (near_tests is the budget)"
+            )
         if foreign.get("error"):
             self.out.notes.append(f"foreign: {foreign['error']}")
         for item in foreign.get("tests") or []:

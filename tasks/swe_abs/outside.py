@@ -19,7 +19,9 @@ the same way while the near inputs gained the arguments' documented domains
 ``candidates=outside4``; ``all`` and ``all_correct`` include it since. A fifth, on the instances
 the fourth did not use, written while the choice of near tests learnt to keep every documented
 edit (``data/outside_candidates_5_*``, ``data/OUTSIDE_5_*.md``), was graded once by
-``candidates=outside5``; ``all`` and ``all_correct`` include it since.
+``candidates=outside5``; ``all`` and ``all_correct`` include it since. A sixth, written by four
+further helpers on all 31 instances while the near inputs gained labelled edits
+(``data/outside_candidates_6_*``, ``data/OUTSIDE_6_*.md``), is graded by ``candidates=outside6``.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -39,7 +41,15 @@ from methods.swe_abs import Candidate, Instance
 _DATA = Path(__file__).resolve().parent / "data"
 OUTSIDE = _DATA / "outside_candidates.jsonl"
 CandidateSets = Literal[
-    "own", "outside", "outside2", "outside3", "outside4", "outside5", "all", "all_correct"
+    "own",
+    "outside",
+    "outside2",
+    "outside3",
+    "outside4",
+    "outside5",
+    "outside6",
+    "all",
+    "all_correct",
 ]
 NUMBERED_SETS = tuple(
     int(name.removeprefix("outside"))

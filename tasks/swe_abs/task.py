@@ -119,7 +119,7 @@ class SweAbsConfig:
     written after the generator was tuned on the first and graded once), ``outside3`` (only the
     third, written while the generator was tuned on the first two), ``outside4`` (only the
     fourth, written while it was tuned on the first three), ``outside5`` (only the fifth, on the
-    instances the fourth did not use), ``all`` (own and every outside set graded so far, on
+    instances the fourth did not use), ``outside6`` (only the sixth, on all 31 instances), ``all`` (own and every outside set graded so far, on
     every instance), ``all_correct`` (the same with only the outside sets'
     correct patches: a check that no correct patch is rejected, at a fraction of the time). solver: model (the model under test writes a patch, graded
     before/after) or none. tests_from: new tests from the model-free generators (differential +
@@ -165,7 +165,7 @@ class SweAbsConfig:
     explore_examples: int = 300
     explore_tests: int = 100
     near_examples: int = 500
-    near_tests: int = 60
+    near_tests: int = 100
     foreign_tests: int = 40
     max_tokens: int = 1024
     test_timeout: int = 60
@@ -312,7 +312,7 @@ def swe_abs(
     explore_examples: int = 300,
     explore_tests: int = 100,
     near_examples: int = 500,
-    near_tests: int = 60,
+    near_tests: int = 100,
     foreign_tests: int = 40,
     max_tokens: int = 1024,
     test_timeout: int = 60,

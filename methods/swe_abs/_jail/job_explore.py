@@ -17,7 +17,7 @@ from typing import Any
 
 from .calls import Caller, Unexpressible, emit_test, form_strategy, settings, strategies
 from .facets import facets, relations
-from .near import DOCUMENTED_KEY, harvest, near_calls
+from .near import DOCUMENTED_KEY, EDIT_KEY, harvest, near_calls
 from .swap import Runner
 from .values import equal, normalise
 
@@ -40,27 +40,40 @@ def select(
 ) -> list[dict[str, Any]]:
     """Greedy choice of at most ``limit`` tests: first those reaching slice lines no test
     covered yet (the coverage-driven stage), then those with a documented edit (an argument and
-    a kind of its documented domain, :mod:`.near`) no test has yet, then, one at a time, the
-    test that adds the most not yet covered features (lines executed, each argument's class,
-    each pair of argument classes, the call's form, the outcome's class, the values' facets);
-    ties go to the earlier (simpler) example. When no example adds anything, the budget is
-    filled with the remaining examples in the order they were drawn (each of a class of its
-    own, see :func:`_features`): a wrong patch may differ from the reference on one input of
-    many alike."""
+    a kind of its documented domain, :mod:`.near`) no test has yet, then those with an edit (an
+    argument and what was done to it: ``newline after``, ``item upper``) no test has yet, then,
+    one at a time, the test that adds the most not yet covered features (lines executed, each
+    argument's class, each pair of argument classes, the call's form, the outcome's class, the
+    values' facets); ties go to the earlier (simpler) example. When no example adds anything,
+    the budget is filled with the remaining examples in the order they were drawn (each of a
+    class of its own, see :func:`_features`): a wrong patch may differ from the reference on
+    one input of many alike."""
     chosen: list[dict[str, Any]] = []
     lines_done: set[Any] = set()
     feats_done: set[Any] = set()
-    # each example with its documented features, found once
-    pool = [(*item, {f for f in item[1] if f[0] == "documented"}) for item in found]
+    # each example with its documented features and its edit's, found once
+    pool = [
+        (
+            *item,
+            {f for f in item[1] if f[0] == "documented"},
+            {f for f in item[1] if f[0] == "edit"},
+        )
+        for item in found
+    ]
     while pool and len(chosen) < limit:
         gains = [
-            (len(item[0] - lines_done), len(item[3] - feats_done), len(item[1] - feats_done))
+            (
+                len(item[0] - lines_done),
+                len(item[3] - feats_done),
+                len(item[4] - feats_done),
+                len(item[1] - feats_done),
+            )  # fmt: skip
             for item in pool
         ]
         best = max(range(len(pool)), key=lambda i: (gains[i], -i))
-        if gains[best] == (0, 0, 0):
+        if gains[best] == (0, 0, 0, 0):
             break
-        fresh, feats, test, _ = pool.pop(best)
+        fresh, feats, test, _, _ = pool.pop(best)
         lines_done |= fresh
         feats_done |= feats
         chosen.append(test)
@@ -140,6 +153,7 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
     def probe(_form: int, **drawn: Any) -> None:
         kwargs = dict(drawn["_near"]) if near else drawn
         tag = kwargs.pop(DOCUMENTED_KEY, None)
+        edit = kwargs.pop(EDIT_KEY, None)
         hit.clear()
         sys.settrace(tracer)
         try:
@@ -150,8 +164,13 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
             return
         lines = frozenset((p, ln) for p, ln in hit if ln in targets.get(p, ()))
         features = _features(kwargs, _form, out, lines, used[_form])
-        if tag is not None:  # kept first by :func:`select`, once per (argument, kind)
-            features.add(("documented", *tag))
+        # an edit of an argument this form of the call omits did nothing: no tag
+        if tag is not None and tag[0] in used[_form]:  # kept first by :func:`select`, once
+            features.add(("documented", *tag))  # per (argument, kind)
+        if edit is not None and edit[0] in used[_form]:  # kept next, once per (argument,
+            features.add(("edit", *edit))  # label of the edit)
+        else:
+            edit = None
         key = frozenset(f for f in features if f[0] != "pair")
         if key in seen_keys:
             return
@@ -167,6 +186,8 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
             return
         item = {"test": test, "lines": sorted({ln for _, ln in lines}),
                 "new_lines": sorted({ln for _, ln in fresh})}  # fmt: skip
+        if edit is not None:
+            item["edit"] = f"{edit[0]}: {edit[1]}"
         kept.append((fresh, features, item))
 
     try:
@@ -175,9 +196,12 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
         return {"error": f"{type(exc).__name__}: {exc}"[:500], "tests": [],
                 "unexpressible": unexpressible}  # fmt: skip
     tests = select(kept, max_tests)
+    edits_drawn = {f for _, features, _ in kept for f in features if f[0] == "edit"}
+    edits_kept = {t["edit"] for t in tests if "edit" in t}
     covered = {}
     for p in targets:
         rel = os.path.relpath(p, runner.repo)
         covered[rel] = sorted({ln for t in tests for ln in t["lines"]})
     return {"tests": tests, "covered": covered, "classes": len(seen_keys),
-            "forms": caller.forms, "unexpressible": unexpressible}  # fmt: skip
+            "forms": caller.forms, "unexpressible": unexpressible,
+            "edits": {"drawn": len(edits_drawn), "kept": len(edits_kept)}}  # fmt: skip

@@ -6,11 +6,15 @@ The edits, by kind (a draw picks a kind first, then an edit of that kind):
 
 - text (``str``, and ``bytes``/``bytearray`` through Latin-1): its case changed; a character
   dropped (the first, the last, a punctuation character); digits (zeros before the first, ``_``,
-  ``.``, ``,`` or a space between two, superscript digits); letters (all ASCII letters accented,
-  the capitals alone, the first, the last); a literal of the code under test (or a word inside
-  it) alone, before, inside or after it, or after it and a plural ``s``; empty, white space
-  around it, doubled, repeated past 100 characters, a byte-order mark before it; for bytes, the
-  other buffer type (the same bytes, and empty);
+  ``.``, ``,`` or a space between two, superscript digits; in a number, the digits before or
+  after the point gone, the decimal and thousands marks swapped); letters (all ASCII letters
+  accented, the capitals alone, the first, the last); a literal of the code under test (or a
+  word inside it) alone, before, inside or after it, after it and a plural ``s``, after it
+  twice, or after it with its separators written otherwise (``_id`` as ``-id``), or nearly
+  alone (upper-cased, capitalised, a newline after it, spaces around it); empty, white
+  space around it, a tab or a newline after it, doubled, repeated past 100 characters, a
+  byte-order mark before it; in its place a word parsers treat apart (``None``, ``null``,
+  ``NaN``, ``inf``, ``True``); for bytes, the other buffer type (the same bytes, and empty);
 - integers: the code's own integer constants; one either side of them, plus a hundred, with
   the drawn value's hundreds (``13`` → ``113``, ``1013``); one and ten further from zero; never
   across zero, never another type;
@@ -26,6 +30,9 @@ outside what most functions document (the foreign probe's ground), and pinned as
 everywhere they rejected three correct patches of the first outside set. The documentation's own
 values for an argument (the spec's ``domain_values``: argument → Python literals) are one more
 kind of edit of that argument.
+
+Every edit carries a label saying what it did (``newline after``, ``item point first``), so
+that the choice of tests can keep one test per label drawn, not only per new facet.
 
 The constants are the literals on the target lines (the slice of the fix), harvested from the
 reference tree. What a near input pins is the reference's observation (its return value, its
@@ -73,23 +80,62 @@ DOCUMENTED_KINDS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Constants:
-    """The literals of the code under test: integers and texts (bytes as Latin-1 text)."""
+    """The literals of the code under test: integers and texts (bytes as Latin-1 text);
+    ``matched`` the texts its patterns match (``_id`` of ``r"_id$"``), among the texts too."""
 
     ints: tuple[int, ...] = ()
     texts: tuple[str, ...] = field(default=())
+    matched: tuple[str, ...] = field(default=())
+
+
+# Methods whose first argument is a text the code looks for in its input.
+_MATCHING = frozenset(
+    {"endswith", "startswith", "replace", "split", "rsplit", "find", "rfind", "index",
+     "rindex", "count", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix",
+     "partition", "rpartition"}
+)  # fmt: skip
+
+
+def _compared(tree: ast.AST) -> set[int]:
+    """The ids of the text constants the code compares its input with: the first argument of a
+    matching method (``s.endswith("_id")``), an operand of ``==``, ``!=``, ``in``, ``not in``
+    (and the items of a tuple, list or set there)."""
+    out: set[int] = set()
+
+    def take(node: ast.AST) -> None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
+            out.add(id(node))
+        elif isinstance(node, ast.Tuple | ast.List | ast.Set):
+            for item in node.elts:
+                take(item)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+            if node.func.attr in _MATCHING:
+                take(node.args[0])
+        elif isinstance(node, ast.Compare):
+            ops = (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+            if all(isinstance(op, ops) for op in node.ops):
+                for operand in (node.left, *node.comparators):
+                    take(operand)
+    return out
 
 
 def harvest(paths_lines: dict[str, set[int]]) -> Constants:
     """The integer and text literals on the given lines of the given files (absolute paths);
-    files that do not parse give none."""
+    files that do not parse give none. The texts the code matches (``matched``): those it
+    compares its input with (:func:`_compared`) and those its patterns match
+    (:func:`_pattern_literal`)."""
     ints: set[int] = set()
     texts: set[str] = set()
+    matched: set[str] = set()
     for path, lines in paths_lines.items():
         try:
             with open(path, encoding="utf-8") as fh:
                 tree = ast.parse(fh.read())
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
             continue
+        compared = _compared(tree)
         for node in ast.walk(tree):
             if not isinstance(node, ast.Constant) or getattr(node, "lineno", None) not in lines:
                 continue
@@ -101,9 +147,30 @@ def harvest(paths_lines: dict[str, set[int]]) -> Constants:
             elif isinstance(value, str | bytes) and 0 < len(value) <= _MAX_CONSTANT_TEXT:
                 text = value.decode("latin-1") if isinstance(value, bytes) else value
                 texts.add(text)
+                if id(node) in compared:
+                    matched.add(text)
                 # its words alone: a pattern's literal (``r"_id$"``) is matched as a word ("id")
                 texts.update(w for w in re.findall(r"[^\W_]+", text) if w != text)
-    return Constants(tuple(sorted(ints)), tuple(sorted(texts)))
+                literal = _pattern_literal(text)
+                if literal:  # and the text it matches (``_id``), to put twice or respell
+                    texts.add(literal)
+                    matched.add(literal)
+    return Constants(tuple(sorted(ints)), tuple(sorted(texts)), tuple(sorted(matched)))
+
+
+_ANCHORS = re.compile(r"^(?:\^|\\A|\\b)+|(?:\$|\\Z|\\b)+$")
+_ESCAPED = re.compile(r"\\([^\w\s])")
+
+
+def _pattern_literal(text: str) -> str | None:
+    """The text a pattern made of anchors around a literal matches (``_id$`` → ``_id``,
+    ``^\\.git$`` → ``.git``); None for any other text."""
+    core = _ANCHORS.sub("", text)
+    if core == text or not core:
+        return None
+    if re.search(r"[\\^$.|?*+()\[\]{}]", _ESCAPED.sub("", core)):
+        return None  # more than a literal: a class, a group, a repeat
+    return _ESCAPED.sub(r"\1", core)
 
 
 def _dedupe(values: Iterable[Any], drop: Any = None) -> list[Any]:
@@ -126,42 +193,117 @@ def _accented(s: str) -> str:
     )
 
 
-def _text_groups(s: str, constants: Constants) -> list[list[str]]:
-    """The edits of a text by kind, each without the text itself (empty kinds left out)."""
-    case = [s.upper(), s.lower(), s.swapcase()]
-    where = {0, len(s) - 1} | {i for i, c in enumerate(s) if not c.isalnum()}
-    dropped = [s[:i] + s[i + 1 :] for i in sorted(where) if 0 <= i < len(s)]
-    digits = []
+Labelled = list[tuple[str, Any]]
+"""A group of edits of one kind, each with its label (what the edit does, e.g. ``newline
+after``): the choice of tests keeps one test per label drawn (:mod:`.job_explore`)."""
+
+# Words that parsers and converters give a meaning of their own (null values, special floats,
+# booleans): a text that spells one is where a fix that special-cases them differs.
+_WORDS = ("None", "null", "NaN", "inf", "True")
+# Other spellings of a literal's separators: ``_id`` written ``-id``, `` id``, ``.id``.
+_SEPARATORS = ("_", "-", " ", ".")
+
+
+def _respelled(c: str) -> list[str]:
+    """``c`` with all its separator characters (``_ - . space``) written as another one."""
+    if not any(ch in _SEPARATORS for ch in c):
+        return []
+    out = []
+    for sep in _SEPARATORS:
+        t = "".join(sep if ch in _SEPARATORS else ch for ch in c)
+        if t != c:
+            out.append(t)
+    return out
+
+
+def _number_marks(s: str) -> Labelled:
+    """A number written in text, its marks moved: the digits before the point gone (``-.5``),
+    everything before the point gone (``.125``, the point the first character), the digits
+    after it gone (``1.``), the decimal and thousands marks swapped (``1.234,5``)."""
+    out: Labelled = []
+    m = re.search(r"(\d+)\.\d", s)
+    if m:
+        out.append(("integer part dropped", s[: m.start(1)] + s[m.end(1) :]))
+        out.append(("point first", s[m.end(1) :]))
+    m = re.search(r"\d\.(\d+)", s)
+    if m:
+        out.append(("point last", s[: m.start(1)] + s[m.end(1) :]))
+    if any(c.isdigit() for c in s) and ("." in s or "," in s):
+        out.append(("marks swapped", s.translate(str.maketrans(".,", ",."))))
+    return out
+
+
+def _text_edits(s: str, constants: Constants) -> list[Labelled]:
+    """The labelled edits of a text by kind, each without the text itself (empty kinds left
+    out)."""
+    case = [("upper", s.upper()), ("lower", s.lower()), ("swapcase", s.swapcase())]
+    where = {0: "first", len(s) - 1: "last"}
+    where.update({i: "punctuation" for i, c in enumerate(s) if not c.isalnum() and i not in where})
+    dropped = [(f"drop {where[i]}", s[:i] + s[i + 1 :]) for i in sorted(where) if 0 <= i < len(s)]
+    digits: Labelled = []
     first = next((i for i, c in enumerate(s) if c.isdigit()), None)
     if first is not None:
-        digits.append(s[:first] + "000" + s[first:])  # leading zeros
+        digits.append(("leading zeros", s[:first] + "000" + s[first:]))
     for i in range(len(s) - 1):
         if s[i].isdigit() and s[i + 1].isdigit():  # separators numbers are written with
-            digits += [s[: i + 1] + sep + s[i + 1 :] for sep in ("_", ".", ",", " ")]
+            digits += [(f"digits {sep!r}", s[: i + 1] + sep + s[i + 1 :]) for sep in "_., "]
             break
     if any(c in _SUPERSCRIPT for c in s):
-        digits.append("".join(_SUPERSCRIPT.get(c, c) for c in s))
-    letters = []
+        digits.append(("superscript", "".join(_SUPERSCRIPT.get(c, c) for c in s)))
+    digits += _number_marks(s)
+    letters: Labelled = []
     at = [i for i, c in enumerate(s) if c.isascii() and c.isalpha()]
     if at:  # every ASCII letter accented, the capitals alone, the first alone, the last alone
-        letters.append(_accented(s))
-        letters.append("".join(_accented(c) if c.isupper() else c for c in s))
-        letters += [s[:i] + _accented(s[i]) + s[i + 1 :] for i in (at[0], at[-1])]
+        letters.append(("accented", _accented(s)))
+        letters.append(
+            ("accented capitals", "".join(_accented(c) if c.isupper() else c for c in s))
+        )
+        letters += [(f"accented {n}", s[:i] + _accented(s[i]) + s[i + 1 :])
+                    for n, i in (("first", at[0]), ("last", at[-1]))]  # fmt: skip
+    # a literal of the code: a kind of its own for each text the code matches (named in the
+    # labels, so each keeps tests of its own), one kind for the other literals
+    literals = [_literal_edits(s, c, f"literal {c!r}") for c in constants.matched]
+    literals.append([e for c in constants.texts if c not in constants.matched
+                     for e in _literal_edits(s, c, "literal")])  # fmt: skip
+    # empty; white space around; doubled; long (limits on counts); a byte-order mark before;
+    # a newline after (``$`` in a pattern matches before it)
+    blank: Labelled = [("empty", ""), ("spaces around", f" {s} "), ("tab after", f"{s}\t"),
+                       ("newline after", f"{s}\n"), ("doubled", s + s),
+                       ("long", s * (_LONG // max(len(s), 1) + 1) if s else s),
+                       ("byte-order mark", _BOM + s)]  # fmt: skip
+    words: Labelled = [(f"word {w}", w) for w in _WORDS]
+    groups = [case, dropped, digits, letters, *literals, blank, words]
+    return [g for g in (_dedupe_labelled(g, drop=s) for g in groups) if g]
+
+
+def _literal_edits(s: str, c: str, name: str) -> Labelled:
+    """The literal ``c`` alone, around ``s``, inside it, ending it and then a word going on (a
+    plural), ending it twice, ending it spelled with other separators; and ``c`` nearly alone
+    (upper-cased, capitalised, a newline after, spaces around: where ``==``, ``in``, a pattern
+    and ``.strip()`` part ways). Labels start with ``name``."""
     middle = len(s) // 2
-    # a literal alone, around the text, inside it, ending it and then a word going on (a plural)
-    literals = [
-        v
-        for c in constants.texts
-        for v in (c, c + s, s[:middle] + c + s[middle:], s + c, s + c + "s")
-    ]
-    # empty; white space around; doubled; long (limits on counts); a byte-order mark before
-    blank = ["", f" {s} ", f"{s}\t", s + s, s * (_LONG // max(len(s), 1) + 1) if s else s,
-             _BOM + s]  # fmt: skip
-    groups = [case, dropped, digits, letters, literals, blank]
-    return [g for g in (_dedupe(g, drop=s) for g in groups) if g]
+    out: Labelled = [(f"{name} alone", c), (f"{name} before", c + s),
+                     (f"{name} inside", s[:middle] + c + s[middle:]), (f"{name} after", s + c),
+                     (f"{name} plural", s + c + "s"), (f"{name} twice", s + c + c)]  # fmt: skip
+    out += [(f"{name} respelled", s + r) for r in _respelled(c)]
+    out += [(f"{name} upper", c.upper()), (f"{name} capitalised", c.capitalize()),
+            (f"{name} newline after", c + "\n"), (f"{name} spaces around", f" {c} ")]  # fmt: skip
+    return out
 
 
-def _int_groups(n: int, constants: Constants) -> list[list[Any]]:
+def _dedupe_labelled(edits: Iterable[tuple[str, Any]], drop: Any = None) -> Labelled:
+    """:func:`_dedupe` on the values, each keeping the label it came first with."""
+    seen = {(type(drop), repr(drop))} if drop is not None else set()
+    out = []
+    for label, v in edits:
+        key = (type(v), repr(v))
+        if key not in seen:
+            seen.add(key)
+            out.append((label, v))
+    return out
+
+
+def _int_edits(n: int, constants: Constants) -> list[Labelled]:
     """The code's constants; around them; one and ten further from zero. Integers only, on the
     drawn value's side of zero (zero only from zero): a size of 0 or -1, or a float for an
     integer, lies outside what most functions document, and there a correct fix may do
@@ -169,13 +311,15 @@ def _int_groups(n: int, constants: Constants) -> list[list[Any]]:
     rejected by such tests)."""
     side = 1 if n >= 0 else -1
     hundreds = n - n % 100 if n >= 0 else n + (-n) % 100
-    around: list[Any] = []
+    around: Labelled = []
     for c in constants.ints:
-        around += [c, c - 1, c + 1, c + 100, hundreds + c if n >= 0 else hundreds - c]
-    groups = [list(constants.ints), around, [n + side, n + 10 * side]]
+        around += [("constant - 1", c - 1), ("constant + 1", c + 1), ("constant + 100", c + 100),
+                   ("constant in the hundreds", hundreds + c if n >= 0 else hundreds - c)]  # fmt: skip
+    groups = [[("constant", c) for c in constants.ints], around,
+              [("one further", n + side), ("ten further", n + 10 * side)]]  # fmt: skip
     kept = (lambda v: v > 0) if n > 0 else (lambda v: v < 0) if n < 0 else (lambda v: v >= 0)
-    on_side = [[v for v in g if kept(v)] for g in groups]
-    return [g for g in (_dedupe(g, drop=n) for g in on_side) if g]
+    on_side = [[(lb, v) for lb, v in g if kept(v)] for g in groups]
+    return [g for g in (_dedupe_labelled(g, drop=n) for g in on_side) if g]
 
 
 def _documented_groups(value: Any, kinds: frozenset[str]) -> list[list[Any]]:
@@ -213,10 +357,11 @@ def _documented_kind_groups(value: Any, kinds: frozenset[str]) -> list[tuple[str
     return [(kind, g) for kind, g in deduped if g]
 
 
-def _float_groups(x: float) -> list[list[Any]]:
+def _float_edits(x: float) -> list[Labelled]:
     """The special values; the negative, a half more."""
-    groups = [[math.nan, math.inf, -math.inf, -0.0], [-x, x + 0.5] if math.isfinite(x) else []]
-    return [g for g in (_dedupe(g, drop=x) for g in groups) if g]
+    special = [("nan", math.nan), ("inf", math.inf), ("-inf", -math.inf), ("-0.0", -0.0)]
+    near = [("negative", -x), ("half more", x + 0.5)] if math.isfinite(x) else []
+    return [g for g in (_dedupe_labelled(g, drop=x) for g in (special, near)) if g]
 
 
 def _as_bytes(t: type, s: str) -> Any:
@@ -229,37 +374,44 @@ def _base(value: Any) -> Any:
     return t.__mro__[1](value) if t in SUBCLASSES.values() else value
 
 
-def _scalar_groups(value: Any, constants: Constants) -> list[list[Any]]:
-    """The edits of a text, byte string or number by kind; none for anything else. Never None:
-    a None where the function documents a value is a foreign input (the foreign probe's, pinned
-    only where gold rejects it on purpose); pinned here, gold's incidental errors on None
-    rejected correct toolz patches of the first outside set."""
+def _scalar_edits(value: Any, constants: Constants) -> list[Labelled]:
+    """The labelled edits of a text, byte string or number by kind; none for anything else.
+    Never None: a None where the function documents a value is a foreign input (the foreign
+    probe's, pinned only where gold rejects it on purpose); pinned here, gold's incidental
+    errors on None rejected correct toolz patches of the first outside set."""
     t = type(value)
-    groups: list[list[Any]] = []
     if t is str:
-        groups = _text_groups(value, constants)
-    elif t in (bytes, bytearray):
+        return _text_edits(value, constants)
+    if t in (bytes, bytearray):
         text = bytes(value).decode("latin-1")
         groups = [
-            [_as_bytes(t, s.replace(_BOM, "\xef\xbb\xbf")) for s in g]  # the UTF-8 mark's bytes
-            for g in _text_groups(text, constants)
+            [(lb, _as_bytes(t, s.replace(_BOM, "\xef\xbb\xbf"))) for lb, s in g]  # UTF-8 mark
+            for g in _text_edits(text, constants)
         ]
-        groups.append([bytearray(value), bytearray()] if t is bytes else [bytes(value), b""])
-    elif t is int:
-        groups = _int_groups(value, constants)
-    elif t is float:
-        groups = _float_groups(value)
-    return groups
+        other = [("other buffer", bytearray(value)), ("other buffer empty", bytearray())]
+        groups.append(other if t is bytes else [("other buffer", bytes(value)),
+                                                ("other buffer empty", b"")])  # fmt: skip
+        return groups
+    if t is int:
+        return _int_edits(value, constants)
+    if t is float:
+        return _float_edits(value)
+    return []
+
+
+def _scalar_groups(value: Any, constants: Constants) -> list[list[Any]]:
+    """The edits of a scalar by kind (:func:`_scalar_edits` without the labels)."""
+    return [[v for _, v in g] for g in _scalar_edits(value, constants)]
 
 
 # The same edit of every text inside a container (a list of words all upper-cased): an edit of
 # one item rarely meets the others it interacts with.
-_EVERYWHERE: tuple[Callable[[str], str], ...] = (
-    str.upper,
-    str.lower,
-    lambda s: s[:-1],
-    lambda s: f" {s} ",
-    _accented,
+_EVERYWHERE: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("every text upper", str.upper),
+    ("every text lower", str.lower),
+    ("every text last dropped", lambda s: s[:-1]),
+    ("every text spaces around", lambda s: f" {s} "),
+    ("every text accented", _accented),
 )
 
 
@@ -284,15 +436,25 @@ def _everywhere(value: Any, edit: Callable[[str], str], depth: int = 0) -> Any:
     return value
 
 
-def _shapes(items: list[Any], t: type) -> list[Any]:
+def _shape_edits(items: list[Any], t: type) -> Labelled:
     """The edits of a sequence as a whole: empty, reversed, the other of list and tuple, a
     one-shot iterator (as a generator passed in would be), the first item repeated, the last
     dropped."""
-    out: list[Any] = [t(), t(reversed(items)), list(items) if t is tuple else tuple(items)]
-    out.append(_ITERATOR(items))
+    out: Labelled = [("empty", t()), ("reversed", t(reversed(items))),
+                     ("other sequence type", list(items) if t is tuple else tuple(items)),
+                     ("one-shot iterator", _ITERATOR(items))]  # fmt: skip
     if items:
-        out += [t([items[0], *items]), t(items[:-1])]
-    return _dedupe(out, drop=t(items))
+        out += [("first repeated", t([items[0], *items])), ("last dropped", t(items[:-1]))]
+    return _dedupe_labelled(out, drop=t(items))
+
+
+def _shapes(items: list[Any], t: type) -> list[Any]:
+    return [v for _, v in _shape_edits(items, t)]
+
+
+def _alike(value: Any) -> Labelled:
+    """The same edit of every text inside ``value``, each edit once."""
+    return _dedupe_labelled(((lb, _everywhere(value, e)) for lb, e in _EVERYWHERE), drop=value)
 
 
 def _rekey(d: dict[Any, Any], old: Any, new: Any) -> dict[Any, Any]:
@@ -323,14 +485,14 @@ def _neighbours(value: Any, constants: Constants, depth: int = 0) -> list[Any]:
         return []
     if t in (list, tuple):
         items = list(value)
-        out = _shapes(items, t) + [_everywhere(value, e) for e in _EVERYWHERE]
+        out = _shapes(items, t) + [_everywhere(value, e) for _, e in _EVERYWHERE]
         if depth < _MAX_DEPTH:
             for i, item in enumerate(items[:_MAX_ITEMS]):
                 out += [t([*items[:i], v, *items[i + 1 :]])
                         for v in _neighbours(item, constants, depth + 1)]  # fmt: skip
         return _dedupe(out, drop=value)
     if t is dict:
-        out = [{}] + [_everywhere(value, e) for e in _EVERYWHERE]
+        out = [{}] + [_everywhere(value, e) for _, e in _EVERYWHERE]
         if depth < _MAX_DEPTH:
             for key in list(value)[:_MAX_ITEMS]:
                 out += [{**value, key: v} for v in _neighbours(value[key], constants, depth + 1)]
@@ -359,19 +521,23 @@ def tagged_edits(
     kinds: frozenset[str] = frozenset(),
     values: tuple[Any, ...] = (),
 ) -> Any:
-    """:func:`edits` with each draw tagged: ``(near input, documented kind or None)`` (the tag
-    lets the choice of tests keep every documented kind drawn). ``values`` (the argument's
-    documented values, top level only) are one more kind: one of them in place of ``value``,
-    tagged ``value <i>`` (its place in the list)."""
+    """:func:`edits` with each draw tagged: ``(near input, documented kind or None, label)``.
+    The documented kind lets the choice of tests keep every documented kind drawn; the label
+    says what the edit did (``newline after``, ``item upper``, ``value 2``), so that it can keep
+    one test per label too. ``values`` (the argument's documented values, top level only) are
+    one more kind: one of them in place of ``value``, tagged ``value <i>`` (its place in the
+    list)."""
     from hypothesis import strategies as st
 
     value = _base(value)
     documented = _documented_kind_groups(value, kinds) if depth == 0 else []
-    undocumented = _edits(value, constants, depth).map(lambda v: (v, None))
-    extra = [st.sampled_from(g).map(lambda v, k=kind: (v, k)) for kind, g in documented]
+    undocumented = _edits(value, constants, depth).map(lambda v: (v[0], None, v[1]))
+    extra = [st.sampled_from(g).map(lambda v, k=kind: (v, k, k)) for kind, g in documented]
     listed = _listed(value, values) if depth == 0 else []
     if listed:
-        extra.append(st.sampled_from(listed).map(lambda iv: (iv[1], f"value {iv[0]}")))
+        extra.append(
+            st.sampled_from(listed).map(lambda iv: (iv[1], f"value {iv[0]}", f"value {iv[0]}"))
+        )
     if not extra:
         return undocumented
     return st.one_of(undocumented, *extra) if _kinds(value, constants) else st.one_of(*extra)
@@ -383,40 +549,59 @@ def _listed(value: Any, values: tuple[Any, ...]) -> list[tuple[int, Any]]:
     return [(i, v) for i, v in enumerate(values) if (type(v), repr(v)) != drop]
 
 
+def _inner(value: Any, constants: Constants, depth: int, where: str) -> Any:
+    """(near input, label) of a container's item: its own label after ``where``."""
+    return _edits(_base(value), constants, depth).map(lambda v: (v[0], f"{where} {v[1]}"))
+
+
 def _edits(value: Any, constants: Constants, depth: int) -> Any:
+    """A strategy over ``(near input, label)`` of ``value`` (:func:`edits`)."""
     from hypothesis import strategies as st
 
     t = type(value)
     if t in (list, tuple, dict) and value and depth < _MAX_DEPTH:
-        alike = _dedupe((_everywhere(value, e) for e in _EVERYWHERE), drop=value)
+        alike = _alike(value)
         if t is dict:
             keys = list(value)[:_MAX_ITEMS]
-            own = st.just({})
+            own = st.just(({}, "empty"))
             inside = st.one_of(
                 st.sampled_from(keys).flatmap(
-                    lambda k: edits(value[k], constants, depth + 1).map(lambda v: {**value, k: v})
+                    lambda k: _inner(value[k], constants, depth + 1, "value").map(
+                        lambda v: ({**value, k: v[0]}, v[1])
+                    )
                 ),
                 st.sampled_from(keys).flatmap(
-                    lambda k: edits(k, constants, depth + 1).map(lambda n: _rekey(value, k, n))
+                    lambda k: _inner(k, constants, depth + 1, "key").map(
+                        lambda n: (_rekey(value, k, n[0]), n[1])
+                    )
                 ),
             )
         else:
             items = list(value)
-            own = st.sampled_from(_shapes(items, t))
+            own = st.sampled_from(_swap(_shape_edits(items, t)))
 
             def at(i: int) -> Any:
-                return edits(items[i], constants, depth + 1).map(
-                    lambda v: t([*items[:i], v, *items[i + 1 :]])
+                return _inner(items[i], constants, depth + 1, "item").map(
+                    lambda v: (t([*items[:i], v[0], *items[i + 1 :]]), v[1])
                 )
 
             inside = st.integers(0, min(len(items), _MAX_ITEMS) - 1).flatmap(at)
-        return st.one_of(own, st.sampled_from(alike), inside) if alike else st.one_of(own, inside)
+        if alike:
+            return st.one_of(own, st.sampled_from(_swap(alike)), inside)
+        return st.one_of(own, inside)
     if t in (list, tuple):  # empty, or this deep: the container's own edits only
-        return st.sampled_from(_shapes(list(value), t))
+        return st.sampled_from(_swap(_shape_edits(list(value), t)))
     if t is dict:
-        return st.just({} if value else value)
-    groups = _scalar_groups(value, constants)
-    return st.sampled_from(groups).flatmap(st.sampled_from) if groups else st.just(value)
+        return st.just(({}, "empty") if value else (value, ""))
+    groups = _scalar_edits(value, constants)
+    if not groups:
+        return st.just((value, ""))  # no edit: no label
+    return st.sampled_from([_swap(g) for g in groups]).flatmap(st.sampled_from)
+
+
+def _swap(edits: Labelled) -> list[tuple[Any, str]]:
+    """(value, label) pairs of labelled edits (label, value)."""
+    return [(v, lb) for lb, v in edits]
 
 
 def _kinds(
@@ -476,12 +661,17 @@ DOCUMENTED_KEY = "_swe_abs_documented"
 """The key under which :func:`near_calls` names the documented edit a call carries
 ``(argument, kind)``; not an argument: the caller pops it."""
 
+EDIT_KEY = "_swe_abs_edit"
+"""The key under which :func:`near_calls` names the edit a call carries ``(argument, label)``
+(:func:`tagged_edits`); not an argument: the caller pops it."""
+
 
 def near_calls(spec: dict[str, Any], constants: Constants) -> Any:
     """A strategy over the call's arguments (name → value): the declared values, one of them
     replaced by one of its near inputs (:func:`edits`, with the argument's documented kinds)
     when that is expressible as test code (as declared otherwise). A call whose edit is of a
-    documented kind says which under :data:`DOCUMENTED_KEY`."""
+    documented kind says which under :data:`DOCUMENTED_KEY`; every edited call names its edit
+    under :data:`EDIT_KEY`."""
     from hypothesis import strategies as st
 
     env = {"st": st}
@@ -492,11 +682,14 @@ def near_calls(spec: dict[str, Any], constants: Constants) -> Any:
 
     def edit_one(values: dict[str, Any]) -> Any:
         def at(name: str) -> Any:
-            def call(drawn: tuple[Any, str | None]) -> dict[str, Any]:
-                v, kind = drawn
+            def call(drawn: tuple[Any, str | None, str]) -> dict[str, Any]:
+                v, kind, label = drawn
                 if expression(v) is None:
                     return values
-                return {**values, name: v, **({DOCUMENTED_KEY: (name, kind)} if kind else {})}
+                tags = {DOCUMENTED_KEY: (name, kind)} if kind else {}
+                if label:
+                    tags[EDIT_KEY] = (name, label)
+                return {**values, name: v, **tags}
 
             kinds = documented.get(name, frozenset())
             return tagged_edits(

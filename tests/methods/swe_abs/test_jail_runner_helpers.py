@@ -119,6 +119,21 @@ def test_greedy_selection_keeps_each_documented_edit_first_after_new_lines():
     assert [t["test"] for t in job_explore.select(found, 5)] == ["C", "D", "E", "A", "B"]
 
 
+def test_greedy_selection_keeps_each_kind_of_edit_after_the_documented_ones():
+    # issue 27, seventh round: a drawn edit ("1 0-12", a space between two digits) lost to
+    # texts with more new character facets; one test per (argument, label) comes next
+    found = [
+        (set(), {"f1", "f2", "f3", ("edit", "s", "upper")}, {"test": "A"}),
+        (set(), {"f1", ("edit", "s", "digits ' '")}, {"test": "B"}),
+        (set(), {"f4", ("documented", "n", "zero"), ("edit", "n", "zero")}, {"test": "C"}),
+        (set(), {"f5", ("edit", "s", "upper")}, {"test": "D"}),
+    ]
+    # C (documented) first; then the two labels not yet kept, A before B for its facets; D's
+    # label is A's and its one new facet comes last
+    assert [t["test"] for t in job_explore.select(found, 3)] == ["C", "A", "B"]
+    assert [t["test"] for t in job_explore.select(found, 4)] == ["C", "A", "B", "D"]
+
+
 def test_emitted_tests_are_plain_code():
     from methods.swe_abs._jail.calls import Caller, Unexpressible, emit_test
 

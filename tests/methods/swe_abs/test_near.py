@@ -10,6 +10,7 @@ import pytest
 
 from methods.swe_abs._jail.near import (
     DOCUMENTED_KEY,
+    EDIT_KEY,
     Constants,
     domain_values,
     harvest,
@@ -38,7 +39,9 @@ def test_text_edits_reach_case_digits_underscores_and_dropped_punctuation():
 
 
 def test_text_without_digits_or_letters_gets_no_digit_or_letter_edits():
-    near = neighbours("--", NONE)
+    from methods.swe_abs._jail.near import _WORDS
+
+    near = [v for v in neighbours("--", NONE) if v not in _WORDS]  # the words replace the text
     assert not any(c.isdigit() or c.isalpha() for v in near if isinstance(v, str) for c in v)
 
 
@@ -117,7 +120,12 @@ def test_calls_edit_exactly_one_argument_and_stay_expressible_as_code(
 ):
     monkeypatch.syspath_prepend(swe_abs_site)
     spec = {"args": {"s": "st.sampled_from(['12', 'ab'])", "flag": "st.just(True)"}}
-    drawn = _draw_all(near_calls(spec, Constants(texts=(";",))), 200, swe_abs_site, monkeypatch)
+    tagged = _draw_all(near_calls(spec, Constants(texts=(";",))), 200, swe_abs_site, monkeypatch)
+    # every edited call names its edit: the argument and what was done to it
+    assert all(d[EDIT_KEY][0] == "s" for d in tagged if EDIT_KEY in d)
+    labels = {d[EDIT_KEY][1] for d in tagged if EDIT_KEY in d}
+    assert {"upper", "digits '_'", "literal inside", "newline after"} <= labels, labels
+    drawn = [{k: v for k, v in d.items() if k != EDIT_KEY} for d in tagged]
     assert all(isinstance(d, dict) and set(d) == {"s", "flag"} for d in drawn)
     texts = {d["s"] for d in drawn}
     assert {"1_2", "AB", "a;b"} <= texts and None not in texts
@@ -125,6 +133,7 @@ def test_calls_edit_exactly_one_argument_and_stay_expressible_as_code(
     n = Constants(ints=(7,))
     pairs = _draw_all(near_calls({"args": {"a": "st.just('x')", "b": "st.just(1)"}}, n),
                       200, swe_abs_site, monkeypatch)  # fmt: skip
+    pairs = [{k: v for k, v in d.items() if k != EDIT_KEY} for d in pairs]
     assert all((d["a"] == "x") + (d["b"] == 1) == 1 for d in pairs)  # exactly one edited
     assert all(expression(v) is not None for d in drawn for v in d.values())
 
@@ -181,14 +190,14 @@ def test_edits_reach_inside_containers_as_often_as_on_top(swe_abs_site, monkeypa
 
 
 def test_a_kind_with_many_edits_does_not_crowd_out_the_others():
-    """Twenty literals of the code give a text a hundred edits of that kind, kept apart from the
-    case edits: a draw picks one of the kinds first (one in five here), not one of a hundred."""
+    """Twenty literals of the code give a text 180 edits of that kind, kept apart from the case
+    edits: a draw picks one of the kinds first (one in six here), not one of 180."""
     from methods.swe_abs._jail.near import _scalar_groups
 
     many = Constants(texts=tuple(f"k{i}" for i in range(20)))
     groups = _scalar_groups("&amp;", many)
-    assert ["&AMP;"] in groups and [None] not in groups and len(groups) == 5
-    assert max(len(g) for g in groups) == 100  # the literals, one kind
+    assert ["&AMP;"] in groups and [None] not in groups and len(groups) == 6
+    assert max(len(g) for g in groups) == 180  # the literals, one kind
 
 
 def test_the_same_edit_everywhere_keeps_keys_apart():
@@ -203,8 +212,8 @@ def test_an_argument_is_chosen_as_often_as_it_has_kinds_of_edit():
 
     assert _kinds(None, NONE) == 0 and _kinds(True, NONE) == 0  # a flag: no edit
     assert (
-        _kinds("12", NONE) == 3
-        and _kinds("a1", NONE) == 5
+        _kinds("12", NONE) == 4
+        and _kinds("a1", NONE) == 6
         and _kinds(5, Constants(ints=(13,))) == 3
     )
     assert _kinds([1], NONE) == 3 and _kinds([], NONE) == 1 and _kinds({}, NONE) == 0
@@ -226,6 +235,26 @@ def test_harvested_literals_give_their_words_and_a_word_going_on():
         fh.write("import re\ndef f(s):\n    return re.sub(r'_id$', '', s)\n")
     got = harvest({fh.name: {3}})
     assert {"_id$", "id"} <= set(got.texts)  # the pattern's word alone
+    assert "_id" in got.texts  # and the text it matches (seventh round: "user-id", "x_id_id")
+    assert got.matched == ("_id",)  # a text the code matches, named in its edits' labels
+
+
+def test_texts_the_code_compares_its_input_with_are_matched():
+    import tempfile
+
+    source = (
+        "def f(s, a):\n"
+        "    if a not in ('legacy', 'modern'):\n"
+        "        raise ValueError('bad algorithm')\n"
+        "    if s.endswith('_id') or s == 'x':\n"
+        "        s = s[:-3]\n"
+        "    return s.replace('_', ' ') + 'tail'\n"
+    )
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
+        fh.write(source)
+    got = harvest({fh.name: {2, 3, 4, 5, 6}})
+    assert set(got.matched) == {"legacy", "modern", "_id", "x", "_"}
+    assert {"bad algorithm", "tail", " "} <= set(got.texts) - set(got.matched)
     assert "tag_ids" in neighbours("tag", Constants(texts=("_id",)))  # a plural after it
 
 
@@ -296,3 +325,66 @@ def test_documented_values_must_be_literals_of_declared_arguments():
         domain_values({**spec, "domain_values": {"t": ["1"]}})
     with pytest.raises(ValueError, match=r"'s': \"float\('nan'\)\" is not a Python literal"):
         domain_values({**spec, "domain_values": {"s": ["float('nan')"]}})
+
+
+def test_texts_get_a_newline_after_them_and_the_words_parsers_treat_apart():
+    # issue 27, seventh round: `re.match(r"^(a|b)$", s)` accepts "a\n" (`$` matches before a
+    # final newline); a converter that maps "None" or "null" to None differs on that word alone
+    near = neighbours("legacy", NONE)
+    assert "legacy\n" in near
+    assert {"None", "null", "NaN", "inf", "True"} <= set(near)
+    assert b"legacy\n" in neighbours(b"legacy", NONE)
+
+
+def test_numbers_in_text_get_their_point_and_marks_moved():
+    assert {".125", "0."} <= set(neighbours("0.125", NONE))  # digits before / after the point gone
+    assert {"-.5e3", ".5e3"} <= set(neighbours("-10.5e3", NONE))  # the point first character
+    assert "1.234,5" in neighbours("1,234.5", NONE)  # decimal and thousands marks swapped
+    assert "12,5" in neighbours("12.5", NONE)  # a decimal comma
+    near = neighbours("ab.", NONE)  # a point without digits is no number
+    assert not any(v.startswith(".") or "," in v for v in near if isinstance(v, str)), near
+
+
+def test_literals_are_put_twice_and_spelled_with_other_separators():
+    near = neighbours("user", Constants(texts=("_id",)))
+    assert "user_id_id" in near  # the literal ending the text twice
+    assert {"user-id", "user id", "user.id"} <= set(near)  # its separator written otherwise
+    assert not any(v.endswith("-x") for v in neighbours("a", Constants(texts=("x",))))
+    # the literal nearly alone: a name compared by `==` against one matched by `^name$`
+    near = neighbours("fast", Constants(texts=("legacy",)))
+    assert {"legacy\n", "LEGACY", "Legacy", " legacy "} <= set(near)
+
+
+def test_every_edit_is_labelled_with_what_it_did(swe_abs_site: str, monkeypatch):
+    from methods.swe_abs._jail.near import tagged_edits
+
+    drawn = _draw_all(tagged_edits(["-1.5", "b"], NONE), 400, swe_abs_site, monkeypatch)
+    by_label = {label: v for v, kind, label in drawn}
+    assert all(kind is None for _, kind, _ in drawn)  # no documented kind was declared
+    assert by_label["reversed"] == ["b", "-1.5"]
+    assert by_label["every text upper"] == ["-1.5", "B"]
+    assert by_label["item point first"] == [".5", "b"]  # an item's label after "item"
+    assert by_label["item integer part dropped"] == ["-.5", "b"]
+    documented = _draw_all(tagged_edits(3, NONE, kinds=frozenset({"zero"})), 100, swe_abs_site,
+                           monkeypatch)  # fmt: skip
+    assert (0, "zero", "zero") in documented  # a documented kind is its own label
+
+
+def test_a_pattern_gives_its_literal_only_when_it_is_anchors_around_one():
+    from methods.swe_abs._jail.near import _pattern_literal
+
+    assert _pattern_literal("_id$") == "_id" and _pattern_literal(r"\bfoo\b") == "foo"
+    assert _pattern_literal(r"^\.git$") == ".git"  # an escaped point is a point
+    assert _pattern_literal("abc") is None  # no anchor: the text itself is the literal
+    assert _pattern_literal(r"(\d+)$") is None and _pattern_literal("^a.b$") is None
+    assert _pattern_literal("$") is None
+
+
+def test_a_text_a_pattern_matches_gets_labels_of_its_own(swe_abs_site: str, monkeypatch):
+    from methods.swe_abs._jail.near import tagged_edits
+
+    constants = Constants(texts=("_id", "x"), matched=("_id",))
+    drawn = _draw_all(tagged_edits("tag", constants), 400, swe_abs_site, monkeypatch)
+    by_label = {label: v for v, _, label in drawn}
+    assert by_label["literal '_id' twice"] == "tag_id_id"  # named: a test of its own
+    assert by_label["literal twice"] == "tagxx"  # the other literals share one label

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -232,6 +233,10 @@ _JOBS = [
     _near("near_int", "mod.to_int(s)", {"s": "st.text(alphabet='0123456789', min_size=1, max_size=3)"},
           "to_int"),
     _near("near_suffix", "mod.suffix(n)", {"n": "st.integers(0, 9)"}, "suffix"),
+    # seventh round: the code's literal twice or respelled; a newline after an accepted name
+    _near("near_humanize", "mod.humanize(s)", {"s": "st.sampled_from(['tag', 'user'])"},
+          "humanize"),
+    _near("near_pick", "mod.pick(s)", {"s": "st.sampled_from(['legacy', 'modern'])"}, "pick"),
     {**_diff("mod.to_bytes(s)", {"s": TEXT_OR_BYTES},
              _variant('raise TypeError("not text or bytes")', 'raise AttributeError("no")')),
      "id": "exc_type"},
@@ -322,7 +327,6 @@ def _humanize(word: str) -> str:
 def test_explore_keeps_inputs_where_plausible_wrong_fixes_differ(jobs):
     """Inputs a length-and-type class cannot tell apart (``'a_ida'``, ``'aid'``, ``'a_b_c'``)
     are where wrong fixes of an end-anchored rule differ; the chosen tests must reach each."""
-    import re
 
     from methods.swe_abs._jail.values import NORMALISE_SOURCE
 
@@ -433,7 +437,6 @@ def test_foreign_tests_pass_on_gold_and_reject_wrong_fixes(jobs, tmp_path, monke
 def _inputs(tests: list[dict[str, Any]]) -> list[Any]:
     """The input of each emitted test of a one-argument function, evaluated as the test module
     would."""
-    import re
 
     from methods.swe_abs._jail.values import NORMALISE_SOURCE
 
@@ -453,6 +456,14 @@ _WRONG_NEAR = {
         "accepts any Unicode digit": lambda s: int(s) if s.isdigit() else None,
         "int() decides": lambda s: _int_or_none(s),
     },
+    "humanize": {
+        "strips every _id": lambda s: _strip_all(s, "_id").replace("_", " "),
+        "strips -id too": lambda s: re.sub(r"[-_]id$", "", s).replace("_", " "),
+    },
+    "pick": {
+        "a pattern with $": lambda s: s.upper() if re.match(r"^(legacy|modern)$", s)
+        else _raise(ValueError("algorithm must be 'legacy' or 'modern'")),
+    },
     "suffix": {
         "only 11-13 themselves": lambda n: "th" if n in (11, 12, 13)
         else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th"),
@@ -460,6 +471,16 @@ _WRONG_NEAR = {
         else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th"),
     },
 }  # fmt: skip
+
+
+def _strip_all(s: str, end: str) -> str:
+    while s.endswith(end):
+        s = s[: -len(end)]
+    return s
+
+
+def _raise(exc: Exception) -> Any:
+    raise exc
 
 
 def _int_or_none(s: str) -> int | None:
@@ -476,11 +497,15 @@ def _outcome(fn: Any, value: Any) -> tuple[str, Any]:
         return "raise", type(exc)
 
 
-@pytest.mark.parametrize(("job", "function"), [("near_int", "to_int"), ("near_suffix", "suffix")])
+@pytest.mark.parametrize(
+    ("job", "function"),
+    [("near_int", "to_int"), ("near_suffix", "suffix"), ("near_humanize", "humanize"),
+     ("near_pick", "pick")],
+)  # fmt: skip
 def test_near_inputs_reach_where_wrong_fixes_differ(jobs, job, function):
-    """The declared domains (ASCII digit strings; 0-9) never reach the inputs where these wrong
-    fixes differ (full-width and superscript digits, ``1_0``, white space; 13, 111, 213); the
-    near tests do."""
+    """The declared domains (ASCII digit strings; 0-9; two words; the two names) never reach
+    the inputs where these wrong fixes differ (full-width and superscript digits, ``1_0``, white
+    space; 13, 111, 213; ``tag_id_id``, ``user-id``; ``legacy\\n``); the near tests do."""
     r = jobs[job]
     assert not r.get("error"), r
     gold = _gold_function(function)
