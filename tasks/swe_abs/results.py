@@ -97,9 +97,15 @@ def pooled(r: dict[str, Any]) -> list[list[int]]:
 
 # The outside sets in the order they were written, and for the ones graded once while held out
 # since the documented domains, the key of the same run's regrading of every seen set.
-_SETS = ("outside", "outside_2", "outside_3", "outside_4", "outside_5")
-_ORDINALS = dict(zip(_SETS, ("first", "second", "third", "fourth", "fifth"), strict=True))
-_REGRADED = {"outside_4": "regraded_domains", "outside_5": "regraded_values"}
+_SETS = ("outside", "outside_2", "outside_3", "outside_4", "outside_5", "outside_6")
+_ORDINALS = dict(
+    zip(_SETS, ("first", "second", "third", "fourth", "fifth", "sixth"), strict=True)
+)
+_REGRADED = {
+    "outside_4": "regraded_domains",
+    "outside_5": "regraded_values",
+    "outside_6": "regraded_labels",
+}
 
 
 def latest_held_out(r: dict[str, Any]) -> tuple[str, str]:
@@ -206,7 +212,7 @@ def readme_paragraph(r: dict[str, Any]) -> str:
     earlier = [s for s in r["held_out_pooled"]["sets"] if s != key]
     seen_keys = [s for s, _ in _seen_before(key) if s in _ORDINALS]
     seen = [regraded[k]["correct_rejected"] for k in seen_keys]
-    tuned = ("one", "two", "three", "four")[_SETS.index(key) - 1]
+    tuned = ("one", "two", "three", "four", "five")[_SETS.index(key) - 1]
 
     def pair(p: list[int]) -> str:
         return f"{p[0]}/{p[1]} = {percent(p)}"
