@@ -21,7 +21,8 @@ the fourth did not use, written while the choice of near tests learnt to keep ev
 edit (``data/outside_candidates_5_*``, ``data/OUTSIDE_5_*.md``), was graded once by
 ``candidates=outside5``; ``all`` and ``all_correct`` include it since. A sixth, written by four
 further helpers on all 31 instances while the near inputs gained labelled edits
-(``data/outside_candidates_6_*``, ``data/OUTSIDE_6_*.md``), is graded by ``candidates=outside6``.
+(``data/outside_candidates_6_*``, ``data/OUTSIDE_6_*.md``), was graded once by
+``candidates=outside6``; ``all`` and ``all_correct`` include it since.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -57,7 +58,7 @@ NUMBERED_SETS = tuple(
     if name.removeprefix("outside").isdigit()
 )
 """The outside sets after the first, by number (``candidates=outside<N>``)."""
-IN_ALL = (2, 3, 4, 5)
+IN_ALL = (2, 3, 4, 5, 6)
 """The numbered sets ``all`` and ``all_correct`` include: those graded once while held out. A
 set joins only after that grading, so no run sees it before its frozen generator does."""
 

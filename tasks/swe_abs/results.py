@@ -98,9 +98,7 @@ def pooled(r: dict[str, Any]) -> list[list[int]]:
 # The outside sets in the order they were written, and for the ones graded once while held out
 # since the documented domains, the key of the same run's regrading of every seen set.
 _SETS = ("outside", "outside_2", "outside_3", "outside_4", "outside_5", "outside_6")
-_ORDINALS = dict(
-    zip(_SETS, ("first", "second", "third", "fourth", "fifth", "sixth"), strict=True)
-)
+_ORDINALS = dict(zip(_SETS, ("first", "second", "third", "fourth", "fifth", "sixth"), strict=True))
 _REGRADED = {
     "outside_4": "regraded_domains",
     "outside_5": "regraded_values",
