@@ -304,7 +304,7 @@ _STATUS_REASON = {
 }
 
 
-def _recency(run: Run) -> tuple[str, str, int, str]:
+def recency(run: Run) -> tuple[str, str, int, str]:
     """Sort key for "latest" (module docstring): start, end, file write time, path."""
     return (run.created, run.completed, run.modified_ns, run.path)
 
@@ -317,7 +317,7 @@ def select_runs(runs: list[Run]) -> tuple[list[Run], list[SkippedLog]]:
     selected: list[Run] = []
     skipped: list[SkippedLog] = []
     for group in by_key.values():
-        group.sort(key=_recency, reverse=True)
+        group.sort(key=recency, reverse=True)
         complete = [r for r in group if r.status == "success"]
         chosen = complete[0] if complete else None
         if chosen is not None:

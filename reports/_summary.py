@@ -9,6 +9,7 @@ from typing import Any
 from ._format import DASH, fmt_count_share, fmt_interval, fmt_reference, fmt_value
 from ._headline import undefined_why
 from ._reference import reference_for_row
+from ._runs import recency
 from ._schema import key_regex
 from ._types import PAPER, Leaderboard, Row
 
@@ -41,16 +42,10 @@ def _label(row: Row) -> str:
 def _entry(lb: Leaderboard, group: list[Row]) -> dict[str, Any]:
     head = lb.headline
     # The headline is the test split's: a test run first, then one on all the data (or one
-    # that does not record its split), a dev run only when there is nothing else.
-    r = max(
-        group,
-        key=lambda x: (
-            _SPLIT_RANK.get(x.run.data_split, 1),
-            x.scored,
-            x.run.created,
-            x.run.completed,
-        ),
-    )
+    # that does not record its split), a dev run only when there is nothing else; then the
+    # most scored, then the latest as the runs' selection orders it (start and end stamps
+    # tie inside one second: the log file's write time decides, never the file name)
+    r = max(group, key=lambda x: (_SPLIT_RANK.get(x.run.data_split, 1), x.scored, recency(x.run)))
     cell = r.cells.get(head.id) if head is not None else None
     value = cell.value if cell is not None and cell.present else None
     ref = reference_for_row(lb, r, head) if head is not None else None

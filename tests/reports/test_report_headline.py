@@ -87,3 +87,29 @@ def test_headline_of_a_log_keys_every_metric_by_its_scorer(run_all_logs):
     assert text.startswith("AUROC 1 (") and "more tied, best of 10 methods" in text, text
     ood = reports.headline_of_log(read_eval_log(str(paths["ood"]), header_only=True))
     assert ood.startswith("AUROC ") and "best of 8 methods)" in ood, ood
+
+
+def test_the_summary_shows_the_run_written_last_when_both_stamps_tie():
+    """Two runs of one model and method started and ended inside one second (inspect stamps
+    both to the second): the summary shows the one whose log was written last, as the runs'
+    selection does, never the one the random log name happens to sort first (this test's
+    report fixture picked either, at random, before)."""
+    from types import SimpleNamespace
+
+    from reports._leaderboard import Row
+    from reports._runs import Run
+    from reports._summary import _entry
+
+    def row(path: str, modified_ns: int, smoke: bool) -> Row:
+        run = Run(path=path, task="t", model="m", model_roles={}, task_args={},
+                  status="success", created="2026-12-03T00:02:08+00:00", eval_id=path,
+                  total_samples=2, completed_samples=2, completed="2026-12-03T00:02:08+00:00",
+                  modified_ns=modified_ns)  # fmt: skip
+        r = Row(run=run, model="m", method="", settings={}, scorer=None, scored=2)
+        r.smoke = smoke
+        return r
+
+    board = SimpleNamespace(headline=None, reference=None)
+    earlier, later = row("z_first.eval", 1, False), row("a_second.eval", 2, True)  # marked
+    assert _entry(board, [earlier, later])["smoke"] is True
+    assert _entry(board, [later, earlier])["smoke"] is True

@@ -17,7 +17,8 @@ from typing import Any
 
 from .calls import Caller, Unexpressible, emit_test, form_strategy, settings, strategies
 from .facets import facets, relations
-from .near import DOCUMENTED_KEY, EDIT_KEY, harvest, near_calls
+from .literals import harvest
+from .near import DOCUMENTED_KEY, EDIT_KEY, near_calls
 from .swap import Runner
 from .values import equal, normalise
 

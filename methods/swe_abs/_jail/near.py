@@ -43,28 +43,24 @@ project ships. Nothing here depends on any instance."""
 from __future__ import annotations
 
 import ast
-import math
-import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
+from .literals import Constants
+from .scalar_edits import (
+    Labelled,
+    accented,
+    dedupe,
+    dedupe_labelled,
+    scalar_edits,
+    scalar_groups,
+)
 from .values import HELPERS, SUBCLASSES, expression
 
 _MAX_DEPTH = 2  # containers: edits of items this deep
 _MAX_ITEMS = 3  # containers: the first items that are edited
-_MAX_CONSTANT_TEXT = 24
-# Superscript digits only: `str.isdigit` takes them, `int`, `\d` and `str.isdecimal` do not. Other
-# decimal digits (full-width, Arabic-Indic) are taken by `int` and `\d` but not by `[0-9]`, and a
-# correct fix written with either differs from gold on them (the second outside set's correct
-# slugify patch, `[0-9A-Fa-f]` for gold's `[\da-fA-F]`, was rejected by such tests): gold's
-# choice there is incidental, not what the fix is about.
-_SUPERSCRIPT = dict(zip("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹", strict=True))
-_ACCENTED = {"lower": "é", "upper": "É"}
 _ITERATOR = HELPERS["_SweAbsIterator"]
-_LONG = 100  # a text repeated to at least this many characters (limits on counts of replacements)
 _HUGE = 10**20  # beyond float's exact integers and any fixed-width integer
-_BOM = "\ufeff"
 
 # The edits an argument's documentation must admit (or document the rejection of) before they are
 # drawn: elsewhere gold's behaviour on them is incidental and a correct fix may differ.
@@ -76,250 +72,6 @@ DOCUMENTED_KINDS: dict[str, str] = {
     "huge": "an integer 10**20 larger, same last digits",
     "float": "the integer as a whole float",
 }
-
-
-@dataclass(frozen=True)
-class Constants:
-    """The literals of the code under test: integers and texts (bytes as Latin-1 text);
-    ``matched`` the texts its patterns match (``_id`` of ``r"_id$"``), among the texts too."""
-
-    ints: tuple[int, ...] = ()
-    texts: tuple[str, ...] = field(default=())
-    matched: tuple[str, ...] = field(default=())
-
-
-# Methods whose first argument is a text the code looks for in its input.
-_MATCHING = frozenset(
-    {"endswith", "startswith", "replace", "split", "rsplit", "find", "rfind", "index",
-     "rindex", "count", "strip", "lstrip", "rstrip", "removeprefix", "removesuffix",
-     "partition", "rpartition"}
-)  # fmt: skip
-
-
-def _compared(tree: ast.AST) -> set[int]:
-    """The ids of the text constants the code compares its input with: the first argument of a
-    matching method (``s.endswith("_id")``), an operand of ``==``, ``!=``, ``in``, ``not in``
-    (and the items of a tuple, list or set there)."""
-    out: set[int] = set()
-
-    def take(node: ast.AST) -> None:
-        if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
-            out.add(id(node))
-        elif isinstance(node, ast.Tuple | ast.List | ast.Set):
-            for item in node.elts:
-                take(item)
-
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
-            if node.func.attr in _MATCHING:
-                take(node.args[0])
-        elif isinstance(node, ast.Compare):
-            ops = (ast.Eq, ast.NotEq, ast.In, ast.NotIn)
-            if all(isinstance(op, ops) for op in node.ops):
-                for operand in (node.left, *node.comparators):
-                    take(operand)
-    return out
-
-
-def harvest(paths_lines: dict[str, set[int]]) -> Constants:
-    """The integer and text literals on the given lines of the given files (absolute paths);
-    files that do not parse give none. The texts the code matches (``matched``): those it
-    compares its input with (:func:`_compared`) and those its patterns match
-    (:func:`_pattern_literal`)."""
-    ints: set[int] = set()
-    texts: set[str] = set()
-    matched: set[str] = set()
-    for path, lines in paths_lines.items():
-        try:
-            with open(path, encoding="utf-8") as fh:
-                tree = ast.parse(fh.read())
-        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
-            continue
-        compared = _compared(tree)
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Constant) or getattr(node, "lineno", None) not in lines:
-                continue
-            value = node.value
-            if isinstance(value, bool):
-                continue
-            if isinstance(value, int) and abs(value) <= 10**6:
-                ints.add(value)
-            elif isinstance(value, str | bytes) and 0 < len(value) <= _MAX_CONSTANT_TEXT:
-                text = value.decode("latin-1") if isinstance(value, bytes) else value
-                texts.add(text)
-                if id(node) in compared:
-                    matched.add(text)
-                # its words alone: a pattern's literal (``r"_id$"``) is matched as a word ("id")
-                texts.update(w for w in re.findall(r"[^\W_]+", text) if w != text)
-                literal = _pattern_literal(text)
-                if literal:  # and the text it matches (``_id``), to put twice or respell
-                    texts.add(literal)
-                    matched.add(literal)
-    return Constants(tuple(sorted(ints)), tuple(sorted(texts)), tuple(sorted(matched)))
-
-
-_ANCHORS = re.compile(r"^(?:\^|\\A|\\b)+|(?:\$|\\Z|\\b)+$")
-_ESCAPED = re.compile(r"\\([^\w\s])")
-
-
-def _pattern_literal(text: str) -> str | None:
-    """The text a pattern made of anchors around a literal matches (``_id$`` → ``_id``,
-    ``^\\.git$`` → ``.git``); None for any other text."""
-    core = _ANCHORS.sub("", text)
-    if core == text or not core:
-        return None
-    if re.search(r"[\\^$.|?*+()\[\]{}]", _ESCAPED.sub("", core)):
-        return None  # more than a literal: a class, a group, a repeat
-    return _ESCAPED.sub(r"\1", core)
-
-
-def _dedupe(values: Iterable[Any], drop: Any = None) -> list[Any]:
-    """In order, without repeats and without ``drop`` (compared by type and repr: NaN and values
-    that do not hash compare too)."""
-    seen = {(type(drop), repr(drop))} if drop is not None else set()
-    out = []
-    for v in values:
-        key = (type(v), repr(v))
-        if key not in seen:
-            seen.add(key)
-            out.append(v)
-    return out
-
-
-def _accented(s: str) -> str:
-    return "".join(
-        _ACCENTED["upper" if c.isupper() else "lower"] if c.isascii() and c.isalpha() else c
-        for c in s
-    )
-
-
-Labelled = list[tuple[str, Any]]
-"""A group of edits of one kind, each with its label (what the edit does, e.g. ``newline
-after``): the choice of tests keeps one test per label drawn (:mod:`.job_explore`)."""
-
-# Words that parsers and converters give a meaning of their own (null values, special floats,
-# booleans): a text that spells one is where a fix that special-cases them differs.
-_WORDS = ("None", "null", "NaN", "inf", "True")
-# Other spellings of a literal's separators: ``_id`` written ``-id``, `` id``, ``.id``.
-_SEPARATORS = ("_", "-", " ", ".")
-
-
-def _respelled(c: str) -> list[str]:
-    """``c`` with all its separator characters (``_ - . space``) written as another one."""
-    if not any(ch in _SEPARATORS for ch in c):
-        return []
-    out = []
-    for sep in _SEPARATORS:
-        t = "".join(sep if ch in _SEPARATORS else ch for ch in c)
-        if t != c:
-            out.append(t)
-    return out
-
-
-def _number_marks(s: str) -> Labelled:
-    """A number written in text, its marks moved: the digits before the point gone (``-.5``),
-    everything before the point gone (``.125``, the point the first character), the digits
-    after it gone (``1.``), the decimal and thousands marks swapped (``1.234,5``)."""
-    out: Labelled = []
-    m = re.search(r"(\d+)\.\d", s)
-    if m:
-        out.append(("integer part dropped", s[: m.start(1)] + s[m.end(1) :]))
-        out.append(("point first", s[m.end(1) :]))
-    m = re.search(r"\d\.(\d+)", s)
-    if m:
-        out.append(("point last", s[: m.start(1)] + s[m.end(1) :]))
-    if any(c.isdigit() for c in s) and ("." in s or "," in s):
-        out.append(("marks swapped", s.translate(str.maketrans(".,", ",."))))
-    return out
-
-
-def _text_edits(s: str, constants: Constants) -> list[Labelled]:
-    """The labelled edits of a text by kind, each without the text itself (empty kinds left
-    out)."""
-    case = [("upper", s.upper()), ("lower", s.lower()), ("swapcase", s.swapcase())]
-    where = {0: "first", len(s) - 1: "last"}
-    where.update({i: "punctuation" for i, c in enumerate(s) if not c.isalnum() and i not in where})
-    dropped = [(f"drop {where[i]}", s[:i] + s[i + 1 :]) for i in sorted(where) if 0 <= i < len(s)]
-    digits: Labelled = []
-    first = next((i for i, c in enumerate(s) if c.isdigit()), None)
-    if first is not None:
-        digits.append(("leading zeros", s[:first] + "000" + s[first:]))
-    for i in range(len(s) - 1):
-        if s[i].isdigit() and s[i + 1].isdigit():  # separators numbers are written with
-            digits += [(f"digits {sep!r}", s[: i + 1] + sep + s[i + 1 :]) for sep in "_., "]
-            break
-    if any(c in _SUPERSCRIPT for c in s):
-        digits.append(("superscript", "".join(_SUPERSCRIPT.get(c, c) for c in s)))
-    digits += _number_marks(s)
-    letters: Labelled = []
-    at = [i for i, c in enumerate(s) if c.isascii() and c.isalpha()]
-    if at:  # every ASCII letter accented, the capitals alone, the first alone, the last alone
-        letters.append(("accented", _accented(s)))
-        letters.append(
-            ("accented capitals", "".join(_accented(c) if c.isupper() else c for c in s))
-        )
-        letters += [(f"accented {n}", s[:i] + _accented(s[i]) + s[i + 1 :])
-                    for n, i in (("first", at[0]), ("last", at[-1]))]  # fmt: skip
-    # a literal of the code: a kind of its own for each text the code matches (named in the
-    # labels, so each keeps tests of its own), one kind for the other literals
-    literals = [_literal_edits(s, c, f"literal {c!r}") for c in constants.matched]
-    literals.append([e for c in constants.texts if c not in constants.matched
-                     for e in _literal_edits(s, c, "literal")])  # fmt: skip
-    # empty; white space around; doubled; long (limits on counts); a byte-order mark before;
-    # a newline after (``$`` in a pattern matches before it)
-    blank: Labelled = [("empty", ""), ("spaces around", f" {s} "), ("tab after", f"{s}\t"),
-                       ("newline after", f"{s}\n"), ("doubled", s + s),
-                       ("long", s * (_LONG // max(len(s), 1) + 1) if s else s),
-                       ("byte-order mark", _BOM + s)]  # fmt: skip
-    words: Labelled = [(f"word {w}", w) for w in _WORDS]
-    groups = [case, dropped, digits, letters, *literals, blank, words]
-    return [g for g in (_dedupe_labelled(g, drop=s) for g in groups) if g]
-
-
-def _literal_edits(s: str, c: str, name: str) -> Labelled:
-    """The literal ``c`` alone, around ``s``, inside it, ending it and then a word going on (a
-    plural), ending it twice, ending it spelled with other separators; and ``c`` nearly alone
-    (upper-cased, capitalised, a newline after, spaces around: where ``==``, ``in``, a pattern
-    and ``.strip()`` part ways). Labels start with ``name``."""
-    middle = len(s) // 2
-    out: Labelled = [(f"{name} alone", c), (f"{name} before", c + s),
-                     (f"{name} inside", s[:middle] + c + s[middle:]), (f"{name} after", s + c),
-                     (f"{name} plural", s + c + "s"), (f"{name} twice", s + c + c)]  # fmt: skip
-    out += [(f"{name} respelled", s + r) for r in _respelled(c)]
-    out += [(f"{name} upper", c.upper()), (f"{name} capitalised", c.capitalize()),
-            (f"{name} newline after", c + "\n"), (f"{name} spaces around", f" {c} ")]  # fmt: skip
-    return out
-
-
-def _dedupe_labelled(edits: Iterable[tuple[str, Any]], drop: Any = None) -> Labelled:
-    """:func:`_dedupe` on the values, each keeping the label it came first with."""
-    seen = {(type(drop), repr(drop))} if drop is not None else set()
-    out = []
-    for label, v in edits:
-        key = (type(v), repr(v))
-        if key not in seen:
-            seen.add(key)
-            out.append((label, v))
-    return out
-
-
-def _int_edits(n: int, constants: Constants) -> list[Labelled]:
-    """The code's constants; around them; one and ten further from zero. Integers only, on the
-    drawn value's side of zero (zero only from zero): a size of 0 or -1, or a float for an
-    integer, lies outside what most functions document, and there a correct fix may do
-    otherwise (the first outside set's correct toolz ``partition`` and ``topk`` patches were
-    rejected by such tests)."""
-    side = 1 if n >= 0 else -1
-    hundreds = n - n % 100 if n >= 0 else n + (-n) % 100
-    around: Labelled = []
-    for c in constants.ints:
-        around += [("constant - 1", c - 1), ("constant + 1", c + 1), ("constant + 100", c + 100),
-                   ("constant in the hundreds", hundreds + c if n >= 0 else hundreds - c)]  # fmt: skip
-    groups = [[("constant", c) for c in constants.ints], around,
-              [("one further", n + side), ("ten further", n + 10 * side)]]  # fmt: skip
-    kept = (lambda v: v > 0) if n > 0 else (lambda v: v < 0) if n < 0 else (lambda v: v >= 0)
-    on_side = [[(lb, v) for lb, v in g if kept(v)] for g in groups]
-    return [g for g in (_dedupe_labelled(g, drop=n) for g in on_side) if g]
 
 
 def _documented_groups(value: Any, kinds: frozenset[str]) -> list[list[Any]]:
@@ -353,55 +105,14 @@ def _documented_kind_groups(value: Any, kinds: frozenset[str]) -> list[tuple[str
         )  # fmt: skip
     elif "none_items" in kinds and t is dict and value:
         groups.append(("none_items", [{**value, k: None} for k in list(value)[:_MAX_ITEMS]]))
-    deduped = ((kind, _dedupe(g, drop=value)) for kind, g in groups)
+    deduped = ((kind, dedupe(g, drop=value)) for kind, g in groups)
     return [(kind, g) for kind, g in deduped if g]
-
-
-def _float_edits(x: float) -> list[Labelled]:
-    """The special values; the negative, a half more."""
-    special = [("nan", math.nan), ("inf", math.inf), ("-inf", -math.inf), ("-0.0", -0.0)]
-    near = [("negative", -x), ("half more", x + 0.5)] if math.isfinite(x) else []
-    return [g for g in (_dedupe_labelled(g, drop=x) for g in (special, near)) if g]
-
-
-def _as_bytes(t: type, s: str) -> Any:
-    return t(s.encode("latin-1" if max(s, default="a") <= "\xff" else "utf-8"))
 
 
 def _base(value: Any) -> Any:
     """A value of one of the generator's subclasses as its built-in base type's value."""
     t = type(value)
     return t.__mro__[1](value) if t in SUBCLASSES.values() else value
-
-
-def _scalar_edits(value: Any, constants: Constants) -> list[Labelled]:
-    """The labelled edits of a text, byte string or number by kind; none for anything else.
-    Never None: a None where the function documents a value is a foreign input (the foreign
-    probe's, pinned only where gold rejects it on purpose); pinned here, gold's incidental
-    errors on None rejected correct toolz patches of the first outside set."""
-    t = type(value)
-    if t is str:
-        return _text_edits(value, constants)
-    if t in (bytes, bytearray):
-        text = bytes(value).decode("latin-1")
-        groups = [
-            [(lb, _as_bytes(t, s.replace(_BOM, "\xef\xbb\xbf"))) for lb, s in g]  # UTF-8 mark
-            for g in _text_edits(text, constants)
-        ]
-        other = [("other buffer", bytearray(value)), ("other buffer empty", bytearray())]
-        groups.append(other if t is bytes else [("other buffer", bytes(value)),
-                                                ("other buffer empty", b"")])  # fmt: skip
-        return groups
-    if t is int:
-        return _int_edits(value, constants)
-    if t is float:
-        return _float_edits(value)
-    return []
-
-
-def _scalar_groups(value: Any, constants: Constants) -> list[list[Any]]:
-    """The edits of a scalar by kind (:func:`_scalar_edits` without the labels)."""
-    return [[v for _, v in g] for g in _scalar_edits(value, constants)]
 
 
 # The same edit of every text inside a container (a list of words all upper-cased): an edit of
@@ -411,7 +122,7 @@ _EVERYWHERE: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("every text lower", str.lower),
     ("every text last dropped", lambda s: s[:-1]),
     ("every text spaces around", lambda s: f" {s} "),
-    ("every text accented", _accented),
+    ("every text accented", accented),
 )
 
 
@@ -445,7 +156,7 @@ def _shape_edits(items: list[Any], t: type) -> Labelled:
                      ("one-shot iterator", _ITERATOR(items))]  # fmt: skip
     if items:
         out += [("first repeated", t([items[0], *items])), ("last dropped", t(items[:-1]))]
-    return _dedupe_labelled(out, drop=t(items))
+    return dedupe_labelled(out, drop=t(items))
 
 
 def _shapes(items: list[Any], t: type) -> list[Any]:
@@ -454,7 +165,7 @@ def _shapes(items: list[Any], t: type) -> list[Any]:
 
 def _alike(value: Any) -> Labelled:
     """The same edit of every text inside ``value``, each edit once."""
-    return _dedupe_labelled(((lb, _everywhere(value, e)) for lb, e in _EVERYWHERE), drop=value)
+    return dedupe_labelled(((lb, _everywhere(value, e)) for lb, e in _EVERYWHERE), drop=value)
 
 
 def _rekey(d: dict[Any, Any], old: Any, new: Any) -> dict[Any, Any]:
@@ -475,7 +186,7 @@ def neighbours(value: Any, constants: Constants, kinds: frozenset[str] = frozens
     values."""
     value = _base(value)
     documented = [v for g in _documented_groups(value, kinds) for v in g]
-    return _dedupe([*_neighbours(value, constants), *documented], drop=value)
+    return dedupe([*_neighbours(value, constants), *documented], drop=value)
 
 
 def _neighbours(value: Any, constants: Constants, depth: int = 0) -> list[Any]:
@@ -490,15 +201,15 @@ def _neighbours(value: Any, constants: Constants, depth: int = 0) -> list[Any]:
             for i, item in enumerate(items[:_MAX_ITEMS]):
                 out += [t([*items[:i], v, *items[i + 1 :]])
                         for v in _neighbours(item, constants, depth + 1)]  # fmt: skip
-        return _dedupe(out, drop=value)
+        return dedupe(out, drop=value)
     if t is dict:
         out = [{}] + [_everywhere(value, e) for _, e in _EVERYWHERE]
         if depth < _MAX_DEPTH:
             for key in list(value)[:_MAX_ITEMS]:
                 out += [{**value, key: v} for v in _neighbours(value[key], constants, depth + 1)]
                 out += [_rekey(value, key, k) for k in _neighbours(key, constants, depth + 1)]
-        return [v for v in _dedupe(out) if v != value or type(v) is not dict]
-    return _dedupe(v for g in _scalar_groups(value, constants) for v in g)
+        return [v for v in dedupe(out) if v != value or type(v) is not dict]
+    return dedupe(v for g in scalar_groups(value, constants) for v in g)
 
 
 def edits(
@@ -593,7 +304,7 @@ def _edits(value: Any, constants: Constants, depth: int) -> Any:
         return st.sampled_from(_swap(_shape_edits(list(value), t)))
     if t is dict:
         return st.just(({}, "empty") if value else (value, ""))
-    groups = _scalar_edits(value, constants)
+    groups = scalar_edits(value, constants)
     if not groups:
         return st.just((value, ""))  # no edit: no label
     return st.sampled_from([_swap(g) for g in groups]).flatmap(st.sampled_from)
@@ -618,7 +329,7 @@ def _kinds(
         return (3 if value else 1) + documented
     if type(value) is dict:
         return (3 if value else 0) + documented
-    return len(_scalar_groups(value, constants)) + documented
+    return len(scalar_groups(value, constants)) + documented
 
 
 def domain_values(spec: dict[str, Any]) -> dict[str, tuple[Any, ...]]:

@@ -1,5 +1,5 @@
-"""Near inputs (``methods/swe_abs/_jail/near.py``): the edits of a declared value, the constants
-harvested from the target lines, and the strategy that draws them, checked on hand-written
+"""Near inputs (``methods/swe_abs/_jail/near.py``, ``scalar_edits.py``, ``literals.py``): the
+edits of a declared value, the constants harvested from the target lines, and the strategy that draws them, checked on hand-written
 values (no jail, no candidate of any candidate set)."""
 
 from __future__ import annotations
@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from methods.swe_abs._jail.literals import Constants, harvest
 from methods.swe_abs._jail.near import (
     DOCUMENTED_KEY,
     EDIT_KEY,
-    Constants,
     domain_values,
-    harvest,
     near_calls,
     neighbours,
 )
@@ -39,7 +38,7 @@ def test_text_edits_reach_case_digits_underscores_and_dropped_punctuation():
 
 
 def test_text_without_digits_or_letters_gets_no_digit_or_letter_edits():
-    from methods.swe_abs._jail.near import _WORDS
+    from methods.swe_abs._jail.scalar_edits import _WORDS
 
     near = [v for v in neighbours("--", NONE) if v not in _WORDS]  # the words replace the text
     assert not any(c.isdigit() or c.isalpha() for v in near if isinstance(v, str) for c in v)
@@ -192,10 +191,10 @@ def test_edits_reach_inside_containers_as_often_as_on_top(swe_abs_site, monkeypa
 def test_a_kind_with_many_edits_does_not_crowd_out_the_others():
     """Twenty literals of the code give a text 180 edits of that kind, kept apart from the case
     edits: a draw picks one of the kinds first (one in six here), not one of 180."""
-    from methods.swe_abs._jail.near import _scalar_groups
+    from methods.swe_abs._jail.scalar_edits import scalar_groups
 
     many = Constants(texts=tuple(f"k{i}" for i in range(20)))
-    groups = _scalar_groups("&amp;", many)
+    groups = scalar_groups("&amp;", many)
     assert ["&AMP;"] in groups and [None] not in groups and len(groups) == 6
     assert max(len(g) for g in groups) == 180  # the literals, one kind
 
@@ -371,7 +370,7 @@ def test_every_edit_is_labelled_with_what_it_did(swe_abs_site: str, monkeypatch)
 
 
 def test_a_pattern_gives_its_literal_only_when_it_is_anchors_around_one():
-    from methods.swe_abs._jail.near import _pattern_literal
+    from methods.swe_abs._jail.literals import _pattern_literal
 
     assert _pattern_literal("_id$") == "_id" and _pattern_literal(r"\bfoo\b") == "foo"
     assert _pattern_literal(r"^\.git$") == ".git"  # an escaped point is a point
