@@ -115,8 +115,13 @@ def bash():
 def _act(fmt: AnswerFormat | None = None, max_tokens: int = 48):
     async def solve(state: TaskState, generate_: Generate) -> TaskState:
         model = get_model()
-        if fmt is None:  # a forced tool call
-            out = await model.generate(state.messages, tools=[bash()], tool_choice="any")
+        if fmt is None:  # a forced tool call, greedy: a sampled reply made it flaky on vLLM
+            out = await model.generate(
+                state.messages,
+                tools=[bash()],
+                tool_choice="any",
+                config=GenerateConfig(temperature=0.0, seed=0),
+            )
         else:
             out = await model.generate(
                 state.messages,
