@@ -15,7 +15,8 @@ _MAX_CONSTANT_TEXT = 24
 @dataclass(frozen=True)
 class Constants:
     """The literals of the code under test: integers and texts (bytes as Latin-1 text);
-    ``matched`` the texts its patterns match (``_id`` of ``r"_id$"``), among the texts too."""
+    ``matched`` the texts it matches (compares its input with, or a pattern of it matches:
+    ``_id`` of ``r"_id$"``), among the texts too."""
 
     ints: tuple[int, ...] = ()
     texts: tuple[str, ...] = field(default=())
