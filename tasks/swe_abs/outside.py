@@ -22,7 +22,10 @@ edit (``data/outside_candidates_5_*``, ``data/OUTSIDE_5_*.md``), was graded once
 ``candidates=outside5``; ``all`` and ``all_correct`` include it since. A sixth, written by four
 further helpers on all 31 instances while the near inputs gained labelled edits
 (``data/outside_candidates_6_*``, ``data/OUTSIDE_6_*.md``), was graded once by
-``candidates=outside6``; ``all`` and ``all_correct`` include it since.
+``candidates=outside6``; ``all`` and ``all_correct`` include it since. A seventh, written by
+four further helpers on all 31 instances while the oracle learnt to observe what a result shares
+with the arguments and how far a call reads its iterators (``data/outside_candidates_7_*``,
+``data/OUTSIDE_7_*.md``), is graded by ``candidates=outside7``.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -49,6 +52,7 @@ CandidateSets = Literal[
     "outside4",
     "outside5",
     "outside6",
+    "outside7",
     "all",
     "all_correct",
 ]

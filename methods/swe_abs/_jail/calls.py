@@ -1,7 +1,9 @@
 """The instance's call spec as the Hypothesis generators drive it: the argument strategies (the
 declared domain, plus subclass instances of its built-in types), the *forms* of the call (as
-written, and with each optional argument omitted, read from the callee's signature), one call
-observed with the arguments' state after it, and the regression test that pins an observation.
+written, and with each optional argument omitted, read from the callee's signature; then, checked
+once each, with keyword arguments passed by position), its ``iter(...)`` calls counted, one call
+observed with what its result shares and reads and the arguments' state after it, and the
+regression test that pins an observation.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import copy
 import inspect
 from typing import Any
 
-from .values import Observation, expression, outcome, subclassed
+from .values import COUNTING, Observation, expression, extra_of, outcome, subclassed
 
 
 def strategies(spec: dict[str, Any], subclasses: bool = True) -> dict[str, Any]:
@@ -68,14 +70,57 @@ def _omissions(call: ast.Call, namespace: dict[str, Any]) -> list[ast.Call]:
     return out
 
 
-def call_forms(call_text: str, namespace: dict[str, Any]) -> list[str]:
+def _positional(call: ast.Call, namespace: dict[str, Any]) -> list[ast.Call]:
+    """A copy of ``call`` with the keywords that name the next positional-or-keyword parameters
+    passed by position instead (a fix that makes such a parameter keyword-only fails it); none
+    when there are none or the callee's signature cannot be read."""
+    try:
+        func = eval(compile(ast.Expression(call.func), "<callee>", "eval"), dict(namespace))  # noqa: S307
+        params = list(inspect.signature(func).parameters.values())
+    except Exception:  # noqa: BLE001 - not a callee we can read
+        return []
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return []
+    by_name = {k.arg: k for k in call.keywords}
+    args = list(call.args)
+    for param in params[len(call.args) :]:
+        if param.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD or param.name not in by_name:
+            break
+        args.append(by_name.pop(param.name).value)
+    if len(args) == len(call.args):
+        return []
+    return [ast.Call(call.func, args, [k for k in call.keywords if k.arg in by_name])]
+
+
+def counted_call(call_text: str) -> str:
+    """``call_text`` with every ``iter(x)`` replaced by ``_swe_abs_counted(x)``: an iterator over
+    the same items whose reading the oracle and the emitted tests observe."""
+    tree = ast.parse(call_text, mode="eval")
+
+    class _Count(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:  # noqa: N802 - ast's visitor name
+            self.generic_visit(node)
+            if (isinstance(node.func, ast.Name) and node.func.id == "iter"
+                    and len(node.args) == 1 and not node.keywords
+                    and not isinstance(node.args[0], ast.Starred)):  # fmt: skip
+                return ast.Call(ast.Name("_swe_abs_counted", ast.Load()), node.args, [])
+            return node
+
+    new = ast.fix_missing_locations(_Count().visit(tree))
+    return call_text if ast.dump(new) == ast.dump(ast.parse(call_text, mode="eval")) else ast.unparse(new)
+
+
+def call_forms(call_text: str, namespace: dict[str, Any], positional: bool = False) -> list[str]:
     """The call as written, then the same call with optional arguments omitted (for every call
-    in the expression whose callee's signature can be read in the set-up's namespace)."""
+    in the expression whose callee's signature can be read in the set-up's namespace); with
+    ``positional``, instead, the call with keyword arguments passed by position."""
     tree = ast.parse(call_text, mode="eval")
     forms = [call_text]
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
     for node in calls:
-        for other in _omissions(node, namespace):
+        for other in _positional(node, namespace) if positional else _omissions(node, namespace):
             new = _replace(tree, node, other)
             text = ast.unparse(new)
             if text not in forms:
@@ -105,7 +150,13 @@ class Caller:
     def __init__(self, spec: dict[str, Any]) -> None:
         self.namespace: dict[str, Any] = {}
         exec(spec.get("setup", ""), self.namespace)  # noqa: S102 - the instance's own harness code
-        self.forms = call_forms(spec["call"], self.namespace)
+        drawn = [counted_call(f) for f in call_forms(spec["call"], self.namespace)]
+        by_position = call_forms(spec["call"], self.namespace, positional=True)[1:]
+        # Hypothesis draws the first `drawn` forms (:func:`form_strategy`); the ones after them
+        # pass keyword arguments by position and are checked once each: a signature, not a domain
+        self.drawn = len(dict.fromkeys(drawn))
+        self.forms = list(dict.fromkeys(drawn + [counted_call(f) for f in by_position]))
+        self.namespace.update(COUNTING)
         self.codes = [compile(f, "<call>", "eval") for f in self.forms]
         self.names = list(spec["args"])
 
@@ -168,7 +219,7 @@ def settings(job: dict[str, Any]) -> Any:
 def form_strategy(caller: Caller) -> Any:
     from hypothesis import strategies as st
 
-    return st.integers(0, len(caller.forms) - 1)
+    return st.integers(0, caller.drawn - 1)
 
 
 class Unexpressible(Exception):
@@ -193,14 +244,32 @@ def emit_test(
     """The regression test pinning ``ref`` (the reference's observation) on these arguments and
     form of the call (or ``call_text``, another expression over them); None for a timeout.
     Raises :class:`Unexpressible` when a value has no expression as code."""
-    kind, value, state = ref
+    kind, value, state = ref[:3]
+    extra = extra_of(ref)
     if kind not in ("ok", "raise"):
         return None
     lines = [f"def {name}():"]
     lines += [f"    {stmt}" for stmt in spec.get("setup", "").splitlines() if stmt.strip()]
     lines += [f"    {key} = {_expr(v)}" for key, v in kwargs.items()]
     call = caller.forms[form] if call_text is None else call_text
-    if kind == "ok":
+    steps = extra.get("steps") if kind == "ok" else None
+    if "_swe_abs_counted(" in call:
+        lines.append("    _SWE_ABS_COUNTED.clear()")
+    shares = extra.get("shared") is not None and isinstance(state, dict)
+    if kind == "ok" and (shares or steps is not None):
+        # what the result shares is read before it is materialised, as the oracle read it
+        lines.append(f"    _swe_abs_result = {call}")
+        if shares:
+            inputs = ", ".join(f"{k!r}: {k}" for k in sorted(state or {}))
+            allowed = sorted(extra["shared"])
+            lines.append(f"    assert _swe_abs_shared(_swe_abs_result, {{{inputs}}}) <= frozenset({allowed!r})")
+        if steps is not None:
+            lines.append("    _swe_abs_steps = []")
+            lines.append(f"    assert _swe_abs_eq(_swe_abs_norm(_swe_abs_result, _trace=_swe_abs_steps), {_expr(value)})")
+            lines.append(f"    assert _swe_abs_within(_swe_abs_steps, {[list(s) for s in steps]!r})")
+        else:
+            lines.append(f"    assert _swe_abs_eq(_swe_abs_norm(_swe_abs_result), {_expr(value)})")
+    elif kind == "ok":
         lines.append(f"    assert _swe_abs_eq(_swe_abs_norm({call}), {_expr(value)})")
     else:
         module, qualname = value
@@ -218,4 +287,9 @@ def show(out: Observation) -> str:
     text = f"{out[0]}: {out[1]!r}"
     if out[2]:
         text += f"; arguments after: {out[2]!r}"
+    extra = extra_of(out)
+    if extra.get("shared"):
+        text += f"; shares: {', '.join(sorted(extra['shared']))}"
+    if extra.get("steps") is not None:
+        text += f"; read after the call: {list(extra['steps'][0])}"
     return text[:300]

@@ -20,7 +20,7 @@ from .facets import facets, relations
 from .literals import harvest
 from .near import DOCUMENTED_KEY, EDIT_KEY, near_calls
 from .swap import Runner
-from .values import equal, normalise
+from .values import equal, extra_of, normalise
 
 
 def shape(value: Any) -> tuple[Any, ...]:
@@ -103,12 +103,35 @@ def _features(
     features |= relations(passed)
     if out[0] == "ok":
         features |= {("out_facet", *f) for f in facets(out[1])}
+        extra = extra_of(out)
+        if extra.get("shared") is not None:  # the result is (part of) an argument, or not
+            features.add(("shares", bool(extra["shared"])))
+        if extra.get("steps"):  # how far the call itself read its iterators: none, one, more
+            features.add(("read_at_call", tuple(min(n, 2) for n in extra["steps"][0])))
     features |= {
         ("pair", a[0], repr(a[1]), b[0], repr(b[1]))
         for i, a in enumerate(shapes)
         for b in shapes[i + 1 :]
     }
     return features
+
+
+def _by_position(
+    spec: dict[str, Any], caller: Caller, kwargs: dict[str, Any], limit: float, name: str
+) -> list[dict[str, Any]]:
+    """One test per form of the call that passes keyword arguments by position, on the first
+    example drawn (a fix that makes such a parameter keyword-only fails it)."""
+    out = []
+    for form in range(caller.drawn, len(caller.forms)):
+        ref = caller.observe(kwargs, form, limit)
+        try:
+            test = emit_test(spec, caller, kwargs, form, ref, f"{name}_by_position_{form}")
+        except Unexpressible:
+            continue
+        if test is not None:
+            out.append({"test": test, "lines": [], "new_lines": [],
+                        "target": f"by position: {caller.forms[form]}"})  # fmt: skip
+    return out
 
 
 def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
@@ -130,6 +153,7 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
     kept: list[tuple[set[Any], set[Any], dict[str, Any]]] = []
     seen_keys: set[Any] = set()
     unexpressible: dict[str, int] = {}
+    first: list[dict[str, Any]] = []  # the first example of the call as written
 
     def tracer(frame: Any, _event: str, _arg: Any) -> Any:
         if frame.f_code.co_filename not in targets:
@@ -163,6 +187,8 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
             sys.settrace(None)
         if out[0] == "timeout":
             return
+        if _form == 0 and not first:
+            first.append(dict(kwargs))
         lines = frozenset((p, ln) for p, ln in hit if ln in targets.get(p, ()))
         features = _features(kwargs, _form, out, lines, used[_form])
         # an edit of an argument this form of the call omits did nothing: no tag
@@ -197,6 +223,8 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
         return {"error": f"{type(exc).__name__}: {exc}"[:500], "tests": [],
                 "unexpressible": unexpressible}  # fmt: skip
     tests = select(kept, max_tests)
+    if not near and first:
+        tests += _by_position(spec, caller, first[0], limit, job.get("test_name", "test_explore"))
     edits_drawn = {f for _, features, _ in kept for f in features if f[0] == "edit"}
     edits_kept = {t["edit"] for t in tests if "edit" in t}
     covered = {}

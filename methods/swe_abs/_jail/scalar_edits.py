@@ -173,8 +173,12 @@ def _int_edits(n: int, constants: Constants) -> list[Labelled]:
 
 
 def _float_edits(x: float) -> list[Labelled]:
-    """The special values; the negative, a half more."""
-    special = [("nan", math.nan), ("inf", math.inf), ("-inf", -math.inf), ("-0.0", -0.0)]
+    """The special values; the negative, a half more. Not NaN: it compares false with
+    everything, so what a function does with it follows the order of its comparisons (``min``
+    and ``max`` return whichever argument came first), which a correct fix may write otherwise
+    (a correct boltons ``backoff_iter`` of the sixth outside set, ``min`` taken in each branch,
+    was rejected by a ``stop = nan`` test). A declared domain that draws NaN still tests it."""
+    special = [("inf", math.inf), ("-inf", -math.inf), ("-0.0", -0.0)]
     near = [("negative", -x), ("half more", x + 0.5)] if math.isfinite(x) else []
     return [g for g in (dedupe_labelled(g, drop=x) for g in (special, near)) if g]
 

@@ -1,10 +1,17 @@
 """What the differential oracle observes about one call, and how a value becomes test code.
 
-An *observation* is ``(kind, value, state)``: ``kind`` is ``ok``, ``raise`` or ``timeout``;
-``value`` the normalised return value, or the exception's ``(module, qualified name)``; ``state``
-the normalised arguments after the call (a call that mutates its caller's input differs there).
-Two observations agree when the kinds, the exception types (class and module) or the values
-(types compared at every depth), and the states agree.
+An *observation* is ``(kind, value, state, extra)``: ``kind`` is ``ok``, ``raise`` or
+``timeout``; ``value`` the normalised return value, or the exception's ``(module, qualified
+name)``; ``state`` the normalised arguments after the call (a call that mutates its caller's input
+differs there); ``extra`` what the call shares and reads (:class:`Extra`): the places where the
+returned value *is* a mutable container of the arguments, and how far each iterator the call
+builds with ``iter(...)`` had been read after the call and after each item taken from a lazy
+result. A variant agrees with the reference when the kinds, the exception types (class and
+module) or the values (types compared at every depth), and the states agree, and it shares no
+container the reference does not share and reads no iterator further ahead: sharing less or
+reading lazier is allowed (a generator or a fuller copy is a correct fix as often as not), the
+reverse is not (the caller's data changes through the result; an infinite or one-shot input is
+consumed).
 
 ``NORMALISE_SOURCE`` is pasted at the top of every generated test module: normalisation, the
 typed comparison, the subclasses of built-in types the generator draws, and the lookup of a
@@ -67,10 +74,32 @@ def _swe_abs_base(value):
     return value
 
 
-def _swe_abs_norm(value, _depth=0):
+_SWE_ABS_COUNTED = []
+
+
+def _swe_abs_read():
+    """How far each iterator the call built with ``_swe_abs_counted`` has been read."""
+    return tuple(it.position for it in _SWE_ABS_COUNTED)
+
+
+def _swe_abs_norm(value, _depth=0, _trace=None):
     """Comparable form of a value: iterators are materialised (first 64 items), subclasses of
-    built-in types and byte buffers keep their type's name."""
+    built-in types and byte buffers keep their type's name. ``_trace`` (a list) receives how far
+    the call's counted iterators were read before the value is touched, and after each item
+    taken from it."""
     import itertools as _it
+    if _trace is not None and _depth == 0:
+        _trace.append(_swe_abs_read())
+        if hasattr(value, "__next__") or isinstance(value, (range, map, filter, zip)):
+            items, source = [], iter(value)
+            for _ in range(64):
+                try:
+                    item = next(source)
+                except StopIteration:
+                    break
+                items.append(_swe_abs_norm(item, 1))
+                _trace.append(_swe_abs_read())
+            return ("<iter>", items)
     if _depth > 8:
         return repr(value)
     if value is None or type(value) in _SWE_ABS_SCALARS:
@@ -172,6 +201,57 @@ class _SweAbsFailingCallable:
         return hash(self.error)
 
 
+def _swe_abs_counted(items):
+    """A one-shot iterator over ``items`` whose reading the test observes (what the call's
+    ``iter(...)`` becomes)."""
+    counted = _SweAbsIterator(items)
+    _SWE_ABS_COUNTED.append(counted)
+    return counted
+
+
+def _swe_abs_within(steps, reference):
+    """Whether no counted iterator was read further ahead than in ``reference``, step by step
+    (reading lazier is allowed)."""
+    return all(len(a) == len(b) and all(x <= y for x, y in zip(a, b))
+               for a, b in zip(steps, reference))
+
+
+_SWE_ABS_MUTABLE = (list, dict, set, bytearray, _swe_abs_collections.deque)
+
+
+def _swe_abs_nodes(value, path):
+    """(path, object) of every mutable container in ``value``, outermost first (lists, tuples,
+    deques and dict values walked; at most 2,000 nodes, 8 deep)."""
+    out, stack = [], [(value, path, 0)]
+    while stack and len(out) < 2000:
+        obj, where, depth = stack.pop()
+        if isinstance(obj, _SWE_ABS_MUTABLE):
+            out.append((where, obj))
+        if depth >= 8:
+            continue
+        if isinstance(obj, dict):
+            children = [(v, f"{where}[{k!r}]") for k, v in obj.items()]
+        elif isinstance(obj, (list, tuple, _swe_abs_collections.deque)):
+            children = [(v, f"{where}[{i}]") for i, v in enumerate(obj)]
+        else:
+            continue
+        stack.extend((v, w, depth + 1) for v, w in reversed(children))
+    return out
+
+
+def _swe_abs_shared(result, inputs):
+    """Where the returned value is one of the arguments' mutable containers, as texts
+    ``"result[...] is name[...]"`` (an iterator result is not walked: that would consume it)."""
+    if hasattr(result, "__next__"):
+        return frozenset()
+    where = {}
+    for name in sorted(inputs):
+        for path, obj in _swe_abs_nodes(inputs[name], name):
+            where.setdefault(id(obj), path)
+    return frozenset(f"{path} is {where[id(obj)]}"
+                     for path, obj in _swe_abs_nodes(result, "result") if id(obj) in where)
+
+
 def _swe_abs_exc(module, qualname):
     """The exception class ``module.qualname`` (for pytest.raises in a generated test)."""
     import importlib
@@ -193,12 +273,30 @@ HELPERS: dict[str, Any] = {
 }
 """The names a foreign or near value's expression reads, as the emitted test module defines
 them."""
+COUNTED: list[Any] = _ns["_SWE_ABS_COUNTED"]
+"""The iterators the current call built through ``_swe_abs_counted`` (cleared before each)."""
+COUNTING: dict[str, Any] = {"_swe_abs_counted": _ns["_swe_abs_counted"]}
+"""The name a call's ``iter(...)`` is rewritten to (:func:`counted_call`)."""
+shared = _ns["_swe_abs_shared"]
+within = _ns["_swe_abs_within"]
 _FAILING_ITERABLE: type = _ns["_SweAbsFailingIterable"]
 _FAILING_CALLABLE: type = _ns["_SweAbsFailingCallable"]
 _ITERATOR: type = _ns["_SweAbsIterator"]
 
 
-Observation = tuple[str, Any, Any]
+Observation = tuple[str, Any, Any, "Extra"]
+
+
+class Extra(dict):  # type: ignore[type-arg]
+    """What a call shares and reads: ``shared``, the frozenset of ``"result[...] is
+    name[...]"`` texts (:func:`shared`; None when no argument is a mutable container), and
+    ``steps``, how far each counted iterator had been read after the call and after each item
+    taken from the result (None when the call counts none)."""
+
+
+def extra_of(out: tuple[Any, ...]) -> dict[str, Any]:
+    """An observation's extra (an older three-part observation has none)."""
+    return out[3] if len(out) > 3 and out[3] else {}
 
 
 class CallTimeout(BaseException):
@@ -214,20 +312,30 @@ def exception_type(exc: BaseException) -> tuple[str, str]:
 
 
 def outcome(call: Any, limit: float, state: Any = None, on_raise: Any = None) -> Observation:
-    """Observe one call: ``call()`` under a ``limit`` in seconds, then ``state()`` (the
-    arguments after the call, or None). A timeout anywhere is ``("timeout", None, None)``.
-    ``on_raise`` (when given) sees the exception the call raised, traceback and all."""
+    """Observe one call: ``call()`` under a ``limit`` in seconds, what its result shares with
+    ``state()`` (the mutable arguments after the call, or None), how far its counted iterators
+    were read, then the arguments after it. A timeout anywhere is ``("timeout", None, None,
+    {})``. ``on_raise`` (when given) sees the exception the call raised, traceback and all."""
     signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, limit)
+    COUNTED.clear()
+    extra = Extra()
     try:
         try:
-            kind, value = "ok", normalise(call())
+            raw = call()
+            inputs = state() if state is not None else None
+            if inputs and not hasattr(raw, "__next__"):  # an iterator is not walked
+                extra["shared"] = shared(raw, inputs)
+            steps: list[Any] = []
+            kind, value = "ok", normalise(raw, _trace=steps)
+            if COUNTED:
+                extra["steps"] = steps
         except CallTimeout:
             raise
         except RecursionError:
-            kind, value = "raise", ("builtins", "RecursionError")
+            kind, value, extra = "raise", ("builtins", "RecursionError"), Extra()
         except Exception as exc:  # noqa: BLE001 - the candidate's exception is the observation
-            kind, value = "raise", exception_type(exc)
+            kind, value, extra = "raise", exception_type(exc), Extra()
             if on_raise is not None:
                 on_raise(exc)
         try:
@@ -236,21 +344,31 @@ def outcome(call: Any, limit: float, state: Any = None, on_raise: Any = None) ->
             raise
         except Exception as exc:  # noqa: BLE001 - an input that cannot be read back
             after = ("<unreadable>", exception_type(exc))
-        return kind, value, after
+        return kind, value, after, extra
     except CallTimeout:
-        return "timeout", None, None
+        return "timeout", None, None, Extra()
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        COUNTED.clear()
 
 
-def same(a: Observation, b: Observation) -> bool:
-    """Agreement as the oracle judges it: the same kind; the same exception class (module and
-    qualified name) or equal values of equal types; the same arguments after the call."""
+def same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Whether variant ``b`` agrees with reference ``a`` as the oracle judges it: the same kind;
+    the same exception class (module and qualified name) or equal values of equal types; the
+    same arguments after the call; no container of the arguments shared that ``a`` does not
+    share, no counted iterator read further ahead than ``a`` read it."""
     if a[0] != b[0]:
         return False
     if a[0] == "raise":
         return tuple(a[1]) == tuple(b[1]) and equal(a[2], b[2])
-    return equal(a[1], b[1]) and equal(a[2], b[2])
+    if not (equal(a[1], b[1]) and equal(a[2], b[2])):
+        return False
+    ea, eb = extra_of(a), extra_of(b)
+    if eb.get("shared") and not eb["shared"] <= (ea.get("shared") or frozenset()):
+        return False
+    if ea.get("steps") is not None and eb.get("steps") is not None:
+        return bool(within(eb["steps"], ea["steps"]))
+    return True
 
 
 def subclassed(value: Any) -> Any:

@@ -62,7 +62,8 @@ def test_integer_edits_use_the_codes_constants_and_stay_integers_on_their_side_o
 
 def test_float_edits_are_the_special_values_and_a_half():
     near = neighbours(1.0, NONE)
-    assert {repr(v) for v in near} == {"nan", "inf", "-inf", "-0.0", "-1.0", "1.5"}
+    # not NaN: gold's answer on it follows the order of its comparisons, a correct fix's may not
+    assert {repr(v) for v in near} == {"inf", "-inf", "-0.0", "-1.0", "1.5"}
     assert not any(type(v) is float and v == 1.0 for v in near)
 
 
@@ -285,6 +286,7 @@ def test_domains_are_read_from_the_spec_and_checked():
 
 
 def test_documented_kinds_are_drawn_for_their_argument_only(swe_abs_site: str, monkeypatch):
+    monkeypatch.syspath_prepend(swe_abs_site)  # Hypothesis, before near_calls imports it
     spec = {"args": {"n": "st.just(2)", "m": "st.just(2)"}, "domains": {"n": ["zero"]}}
     drawn = _draw_all(near_calls(spec, NONE), 300, swe_abs_site, monkeypatch)
     assert any(d["n"] == 0 for d in drawn)
@@ -292,6 +294,7 @@ def test_documented_kinds_are_drawn_for_their_argument_only(swe_abs_site: str, m
 
 
 def test_a_documented_edit_says_which_argument_and_kind_it_is(swe_abs_site: str, monkeypatch):
+    monkeypatch.syspath_prepend(swe_abs_site)  # Hypothesis, before near_calls imports it
     # issue 27, fifth round: the choice of tests kept one in 73 of interpose's drawn None items;
     # the tag is what lets it keep one test per documented (argument, kind) first
     spec = {"args": {"n": "st.just(2)", "s": "st.just('ab')"}, "domains": {"n": ["zero", "none"]}}
@@ -304,6 +307,7 @@ def test_a_documented_edit_says_which_argument_and_kind_it_is(swe_abs_site: str,
 
 
 def test_documented_values_replace_their_argument_tagged_by_place(swe_abs_site: str, monkeypatch):
+    monkeypatch.syspath_prepend(swe_abs_site)  # Hypothesis, before near_calls imports it
     spec = {
         "args": {"s": "st.just('ab')", "n": "st.just(2)"},
         "domain_values": {"s": ["'\\u0301a'", "b'ab'", "'ab'"]},
@@ -355,6 +359,7 @@ def test_literals_are_put_twice_and_spelled_with_other_separators():
 
 
 def test_every_edit_is_labelled_with_what_it_did(swe_abs_site: str, monkeypatch):
+    monkeypatch.syspath_prepend(swe_abs_site)  # Hypothesis, before near_calls imports it
     from methods.swe_abs._jail.near import tagged_edits
 
     drawn = _draw_all(tagged_edits(["-1.5", "b"], NONE), 400, swe_abs_site, monkeypatch)
@@ -380,6 +385,7 @@ def test_a_pattern_gives_its_literal_only_when_it_is_anchors_around_one():
 
 
 def test_a_text_a_pattern_matches_gets_labels_of_its_own(swe_abs_site: str, monkeypatch):
+    monkeypatch.syspath_prepend(swe_abs_site)  # Hypothesis, before near_calls imports it
     from methods.swe_abs._jail.near import tagged_edits
 
     constants = Constants(texts=("_id", "x"), matched=("_id",))

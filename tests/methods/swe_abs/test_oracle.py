@@ -66,6 +66,22 @@ def suffix(n):
     if 11 <= n % 100 <= 13:
         return "th"
     return {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
+def merged(d, extra=None):
+    out = dict(d)
+    out.update(extra or {})
+    return out
+
+
+def pairs(seq):
+    it = iter(seq)
+    for a in it:
+        yield (a, next(it, None))
+
+
+def codec(s, encoding="utf-8", errors="strict"):
+    return (s, encoding, errors)
 """
 TESTS = """\
 from pkg.mod import add_key, size, to_bytes
@@ -257,6 +273,20 @@ _JOBS = [
     {**_diff("mod.to_bytes(s)", {"s": "st.binary(max_size=3)"},
              _variant("if isinstance(s, bytes):", "if type(s) is bytes:")),
      "id": "subclass"},
+    # eighth round: what a result shares, how far a call reads, keywords passed by position
+    {**_diff("mod.merged(d, extra)",
+             {"d": "st.dictionaries(st.sampled_from('ab'), st.lists(st.integers(0, 1), max_size=1), max_size=2)",
+              "extra": "st.one_of(st.none(), st.just({}), st.just({'c': 1}))"},
+             _variant("    out = dict(d)\n", "    if not extra:\n        return d\n    out = dict(d)\n")),
+     "id": "shared"},
+    {**_diff("mod.pairs(iter(seq))", {"seq": "st.lists(st.integers(0, 3), max_size=4)"},
+             _variant("    it = iter(seq)\n", "    it = iter(list(seq))\n")),
+     "id": "reading"},
+    {"id": "by_position", "kind": "explore", "max_examples": 20, "max_tests": 5,
+     "spec": {"setup": "from pkg import mod", "call": "mod.codec(s, encoding=e, errors=r)",
+              "args": {"s": "st.text(max_size=2)", "e": "st.just('ascii')", "r": "st.just('ignore')"}},
+     "test_name": "test_p", "timeout": 120,
+     "uncovered_from": {"job": "gold", "targets": {"pkg/mod.py": _lines_of("codec")}}},
     {"id": "default_mutant", "kind": "tests", "timeout": 60,
      "variant": _variant("def add_key(d, k, default=0):", "def add_key(d, k, default=1):"),
      "select_from": {"job": "gold", "lines": {"pkg/mod.py": [9]},
@@ -310,6 +340,28 @@ def test_subclass_instances_of_declared_types_are_drawn(jobs):
     r = jobs["subclass"]
     assert r.get("disagreement"), r
     assert "_SweAbsBytes(b" in r["test"]
+
+
+def test_a_result_sharing_the_callers_container_is_a_disagreement(jobs):
+    r = jobs["shared"]
+    assert r.get("disagreement"), r
+    assert "result is d" in r["disagreement"]["variant"]
+    assert "_swe_abs_shared(_swe_abs_result, {'d': d" in r["test"]
+
+
+def test_reading_an_iterator_further_ahead_is_a_disagreement(jobs):
+    r = jobs["reading"]
+    assert r.get("disagreement"), r
+    assert "mod.pairs(_swe_abs_counted(seq))" in r["test"]
+    assert "_swe_abs_within(_swe_abs_steps" in r["test"]
+
+
+def test_keyword_arguments_are_checked_once_by_position(jobs):
+    tests = jobs["by_position"]["tests"]
+    by_position = [t for t in tests if t.get("target", "").startswith("by position")]
+    assert len(by_position) == 1, tests
+    assert "mod.codec(s, e, r)" in by_position[0]["test"]
+    assert not any("mod.codec(s, e, r)" in t["test"] for t in tests if t not in by_position)
 
 
 # ------------------------------------------------ item 4: import-time lines and per-test coverage
