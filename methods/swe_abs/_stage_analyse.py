@@ -248,7 +248,9 @@ class AnalyseStage(StageBase):
         if explore.get("error"):
             self.out.notes.append(f"explore: {explore['error']}")
         for item in explore.get("tests") or []:
-            self._add_test("explore", item["test"], target=item.get("target") or f"lines {item['lines']}")
+            self._add_test(
+                "explore", item["test"], target=item.get("target") or f"lines {item['lines']}"
+            )
         if near.get("error"):
             self.out.notes.append(f"near: {near['error']}")
         for item in near.get("tests") or []:

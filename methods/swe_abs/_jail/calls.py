@@ -109,7 +109,11 @@ def counted_call(call_text: str) -> str:
             return node
 
     new = ast.fix_missing_locations(_Count().visit(tree))
-    return call_text if ast.dump(new) == ast.dump(ast.parse(call_text, mode="eval")) else ast.unparse(new)
+    return (
+        call_text
+        if ast.dump(new) == ast.dump(ast.parse(call_text, mode="eval"))
+        else ast.unparse(new)
+    )
 
 
 def call_forms(call_text: str, namespace: dict[str, Any], positional: bool = False) -> list[str]:
@@ -262,11 +266,17 @@ def emit_test(
         if shares:
             inputs = ", ".join(f"{k!r}: {k}" for k in sorted(state or {}))
             allowed = sorted(extra["shared"])
-            lines.append(f"    assert _swe_abs_shared(_swe_abs_result, {{{inputs}}}) <= frozenset({allowed!r})")
+            lines.append(
+                f"    assert _swe_abs_shared(_swe_abs_result, {{{inputs}}}) <= frozenset({allowed!r})"
+            )
         if steps is not None:
             lines.append("    _swe_abs_steps = []")
-            lines.append(f"    assert _swe_abs_eq(_swe_abs_norm(_swe_abs_result, _trace=_swe_abs_steps), {_expr(value)})")
-            lines.append(f"    assert _swe_abs_within(_swe_abs_steps, {[list(s) for s in steps]!r})")
+            lines.append(
+                f"    assert _swe_abs_eq(_swe_abs_norm(_swe_abs_result, _trace=_swe_abs_steps), {_expr(value)})"
+            )
+            lines.append(
+                f"    assert _swe_abs_within(_swe_abs_steps, {[list(s) for s in steps]!r})"
+            )
         else:
             lines.append(f"    assert _swe_abs_eq(_swe_abs_norm(_swe_abs_result), {_expr(value)})")
     elif kind == "ok":

@@ -287,7 +287,7 @@ _ITERATOR: type = _ns["_SweAbsIterator"]
 Observation = tuple[str, Any, Any, "Extra"]
 
 
-class Extra(dict):  # type: ignore[type-arg]
+class Extra(dict):  # noqa: FURB189 - a plain dict with a name
     """What a call shares and reads: ``shared``, the frozenset of ``"result[...] is
     name[...]"`` texts (:func:`shared`; None when no argument is a mutable container), and
     ``steps``, how far each counted iterator had been read after the call and after each item

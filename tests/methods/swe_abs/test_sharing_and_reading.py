@@ -122,7 +122,9 @@ def test_how_far_a_lazy_result_reads_its_iterator_is_observed_and_rejected():
 
 
 def test_only_iter_calls_with_one_argument_are_counted():
-    assert calls.counted_call("f(iter(x) if lazy else x)") == "f(_swe_abs_counted(x) if lazy else x)"
+    assert (
+        calls.counted_call("f(iter(x) if lazy else x)") == "f(_swe_abs_counted(x) if lazy else x)"
+    )
     assert calls.counted_call("f(iter(x, None))") == "f(iter(x, None))"  # a sentinel form
     assert calls.counted_call("f(x)") == "f(x)"
     # a call that builds no counted iterator observes no reading
