@@ -97,12 +97,20 @@ def pooled(r: dict[str, Any]) -> list[list[int]]:
 
 # The outside sets in the order they were written, and for the ones graded once while held out
 # since the documented domains, the key of the same run's regrading of every seen set.
-_SETS = ("outside", "outside_2", "outside_3", "outside_4", "outside_5", "outside_6")
-_ORDINALS = dict(zip(_SETS, ("first", "second", "third", "fourth", "fifth", "sixth"), strict=True))
+_SETS = (
+    "outside", "outside_2", "outside_3", "outside_4", "outside_5", "outside_6", "outside_7",
+    "outside_8",
+)  # fmt: skip
+_ORDINALS = dict(
+    zip(_SETS, ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"),
+        strict=True)
+)  # fmt: skip
 _REGRADED = {
     "outside_4": "regraded_domains",
     "outside_5": "regraded_values",
     "outside_6": "regraded_labels",
+    "outside_7": "regraded_sharing",  # absent: the seen sets were not graded with b8a98df
+    "outside_8": "regraded_foreign",
 }
 
 
@@ -124,11 +132,13 @@ def _seen_before(key: str) -> tuple[tuple[str, str], ...]:
 
 
 def _round_rows(r: dict[str, Any], key: str) -> list[str]:
-    """A documented-domains round: its held-out set beside every earlier set, same generator."""
+    """A documented-domains round: its held-out set beside every earlier set graded with the
+    same generator (only the held-out set where they were not)."""
     held, regraded = r.get(key), r.get(_REGRADED[key])
-    if held is None or regraded is None:
+    if held is None:
         return []
-    return _held_out_round_rows(_ORDINALS[key], held, regraded, _seen_before(key))
+    seen = _seen_before(key) if regraded is not None else ()
+    return _held_out_round_rows(_ORDINALS[key], held, regraded or {}, seen)
 
 
 def _headline_rows(r: dict[str, Any]) -> list[str]:
@@ -203,14 +213,14 @@ def readme_paragraph(r: dict[str, Any]) -> str:
     """The top-level README's swe_abs paragraph (whitespace aside), on the newest held-out set."""
     own, paper = r["own"], r["paper"]
     key, name = latest_held_out(r)
-    latest, regraded = r[key], r[_REGRADED[key]]
+    latest, regraded = r[key], r.get(_REGRADED[key])
     k_correct, n_correct = own["correct_rejected"]
     wrong, correct = latest["wrong_rejected"], latest["correct_rejected"]
     met = "met" if wrong[0] >= 0.8 * wrong[1] and correct[0] == 0 else "not met"
     earlier = [s for s in r["held_out_pooled"]["sets"] if s != key]
-    seen_keys = [s for s, _ in _seen_before(key) if s in _ORDINALS]
-    seen = [regraded[k]["correct_rejected"] for k in seen_keys]
-    tuned = ("one", "two", "three", "four", "five")[_SETS.index(key) - 1]
+    seen_keys = [s for s, _ in _seen_before(key) if s in _ORDINALS] if regraded else []
+    seen = [regraded[k]["correct_rejected"] for k in seen_keys] if regraded else []
+    tuned = ("one", "two", "three", "four", "five", "six", "seven")[_SETS.index(key) - 1]
 
     def pair(p: list[int]) -> str:
         return f"{p[0]}/{p[1]} = {percent(p)}"
@@ -229,11 +239,18 @@ def readme_paragraph(r: dict[str, Any]) -> str:
         f"gradings gave "
         + listing([f"{pair(r[s]['wrong_rejected'])} ({_ORDINALS[s]})" for s in earlier])
         + f"; pooled with the {name}, {pair(pool_w)} of wrong patches rejected and "
-        f"{pool_c[0]} of {pool_c[1]} correct ones. With the same generator as the {name}, the "
-        f"seen sets are at "
-        + listing([f"{pair(regraded[s]['wrong_rejected'])} ({_ORDINALS[s]})" for s in seen_keys])
-        + f", with {sum(p[0] for p in seen)} of their {sum(p[1] for p in seen)} correct patches "
-        f"rejected (optimistic: seen). On "
+        f"{pool_c[0]} of {pool_c[1]} correct ones. "
+        + (
+            f"With the same generator as the {name}, the seen sets are at "
+            + listing(
+                [f"{pair(regraded[s]['wrong_rejected'])} ({_ORDINALS[s]})" for s in seen_keys]
+            )  # fmt: skip
+            + f", with {sum(p[0] for p in seen)} of their {sum(p[1] for p in seen)} correct "
+            f"patches rejected (optimistic: seen). "
+            if regraded
+            else f"The seen sets were not graded with the {name} set's generator. "
+        )
+        + "On "
         f"the own hand-written candidates (the generator before issue 27's rounds): "
         f"{percent(own['strengthened'])} of instances "
         f"strengthened (paper {100 * paper['strengthened'][0] / paper['strengthened'][1]:.1f} %), "

@@ -1,22 +1,26 @@
 """Foreign inputs: a value outside the declared domain put in place of one argument of the call to
 the function under test (None, the other of str/bytes, a bytearray, a number as text, a scalar in
-a list, a sequence whose iteration fails at its end or after its first item, a container with an
-unhashable first item, a callable that fails), and where the reference's rejection of such an
-input comes from.
+a list, a sequence whose iteration fails at its end or after its first item, a sequence as a
+one-shot iterator, a container with an unhashable first item, a callable that fails, always or
+on its first call only), and where the reference's outcome on such an input comes from.
 
-A rejection is worth pinning when a correct fix must keep it:
+An outcome is worth pinning when a correct fix must keep it:
 
 - ``explicit``: the function under test raised it itself, by a ``raise`` statement in a target
   file (validation the reference does on purpose, the fix's own included);
 - ``propagated``: the caller's own failure (a failing iterable or callable passed in) came
-  through, in the reference and in the tree before the fix alike.
+  through, in the reference and in the tree before the fix alike;
+- ``raised_before``: a failed operation (``inside`` a target file or ``outside`` them), where the
+  tree before the fix failed too: pinned as *some* exception. Pinning its type, where the tree
+  before the fix failed alike, rejected 3 of the first outside set's 31 correct
+  re-implementations (they fail differently on ``None`` or a non-sequence); a fix that returns
+  there instead turns a failure the issue never asked to change into a value;
+- ``read_alike``: the declared value's content in another form (:data:`READ_ALIKE_KINDS`), on
+  which the reference returns what it returns on the declared value, as the tree before the fix
+  did.
 
-Anything else is not pinned: the reference returns, fails outside the target files, or fails
-inside them by a failed operation rather than a ``raise`` (``inside``: measured on the first
-outside set, pinning those where the tree before the fix failed alike rejected 3 of 31 correct
-re-implementations, which fail differently on ``None`` or a non-sequence). On an input the
-function never documented, a correct fix may do otherwise. Nothing here depends on any
-instance."""
+Anything else is not pinned: on an input the function never documented, a correct fix may do
+otherwise. Nothing here depends on any instance."""
 
 from __future__ import annotations
 
@@ -31,11 +35,16 @@ from typing import Any, Literal
 from .values import HELPERS, expression
 
 Site = Literal["explicit", "propagated", "inside", "outside"]
+READ_ALIKE_KINDS = frozenset({"iterator", "text"})
+"""The foreign kinds that carry the declared value's content (its items read once, a number or
+bytes as text): where gold returns on them what it returns on the declared value, and so did the
+tree before the fix, the function reads them alike and a fix must keep it (rule ``read_alike``)."""
 _RAISE_OPS = frozenset({"RAISE_VARARGS"})
 _BOOM = HELPERS["_SweAbsBoom"]
 _FAILING_ITERABLE = HELPERS["_SweAbsFailingIterable"]
 _FAILING_CALLABLE = HELPERS["_SweAbsFailingCallable"]
 _CALLER_OWN = (_FAILING_ITERABLE.__name__, _FAILING_CALLABLE.__name__)
+_LOOKUP_ERRORS = (TypeError, KeyError, IndexError, AttributeError, ValueError)
 
 
 def _callee_file(func: Any) -> str | None:
@@ -92,14 +101,21 @@ def replacements(value: Any) -> list[tuple[str, str]]:
         out += [("text", repr(str(value))), ("in_list", _in_list(value))]
     elif isinstance(value, list | tuple):
         out.append(("failing_iterable", expression(_FAILING_ITERABLE(value, _BOOM))))
+        inner = expression(value) if len(value) > 1 else None
+        if inner is not None:  # the same items, readable once (two or more: a second pass shows)
+            out.append(("iterator", f"iter({inner})"))
         if len(value) > 1:  # fails after its first item: mid-way, not only at the end
             out.append(("failing_early", expression(_FAILING_ITERABLE(value[:1], _BOOM))))
         if value:
             wrapped = [[value[0]], *value[1:]]
             out.append(("unhashable_item", expression(type(value)(wrapped))))
     elif callable(value) and not inspect.isclass(value):
-        out += [("failing_callable", expression(_FAILING_CALLABLE(_BOOM))),
-                ("failing_callable_typeerror", expression(_FAILING_CALLABLE(TypeError)))]  # fmt: skip
+        out.append(("failing_callable", expression(_FAILING_CALLABLE(_BOOM))))
+        out.append(("failing_callable_typeerror", expression(_FAILING_CALLABLE(TypeError))))
+        # failing once with an error code catches around its own lookups (EAFP): a fix that
+        # catches it around the caller's callable too, and calls again, swallows the caller's
+        out += [(f"failing_once_{error.__name__.lower()}",
+                 expression(_FAILING_CALLABLE(error, once=True))) for error in _LOOKUP_ERRORS]  # fmt: skip
     elif inspect.isclass(value):
         out.append(("failing_callable", expression(_FAILING_CALLABLE(_BOOM))))
     return [(kind, code) for kind, code in out if code is not None]

@@ -1,10 +1,11 @@
-"""The ``foreign`` job: the reference's rejections of foreign inputs, pinned as tests. Hypothesis
-draws examples of the declared domain; in each, every argument of the call to the function under
-test is replaced in turn by each foreign value (:mod:`.foreign`). Where the reference (the gold
-tree on disk) raises, and the rejection is one a correct fix must keep (``explicit``, or
-``propagated`` with the same exception type in the tree before the fix, the job's
-``base_variant``), a test pins the exception type and the arguments' state after the call.
-At most ``per_kind`` tests per (argument, foreign kind, exception type, rule), ``max_tests`` in
+"""The ``foreign`` job: the reference's outcomes on foreign inputs, pinned as tests where a fix must
+keep them. Hypothesis draws examples of the declared domain; in each, every argument of the call
+to the function under test is replaced in turn by each foreign value (:mod:`.foreign`). Where the
+reference (the gold tree on disk) raises, the rule follows from where the exception came from and
+from the tree before the fix (the job's ``base_variant``): ``explicit`` and ``propagated`` pin
+the exception type and the arguments' state after the call, ``raised_before`` only that the call
+raises. Where it returns on a value read alike, ``read_alike`` pins the whole observation.
+At most ``per_kind`` tests per (argument, foreign kind, outcome, rule), ``max_tests`` in
 all; a call that overruns ``call_timeout`` is skipped, and after ``max_timeouts`` of them, or
 ``budget_s`` seconds, the search stops with what it has."""
 
@@ -16,13 +17,28 @@ import time
 from typing import Any
 
 from .calls import Caller, Unexpressible, emit_test, fresh_copy, settings, strategies
-from .foreign import argument_slots, rejection_site, replaced, replacements, target_calls
+from .foreign import (
+    READ_ALIKE_KINDS,
+    argument_slots,
+    rejection_site,
+    replaced,
+    replacements,
+    target_calls,
+)
 from .swap import Runner, toggle
-from .values import HELPERS
+from .values import HELPERS, Extra, Observation
 
 
 class _Enough(Exception):
     pass
+
+
+def _returns_alike(a: Observation, b: Observation) -> bool:
+    """Both returned, equal values of equal types (NaN never agrees: nothing pinned on it)."""
+    try:
+        return a[0] == b[0] == "ok" and bool(a[1] == b[1])
+    except Exception:  # noqa: BLE001 - a value whose comparison fails is no agreement
+        return False
 
 
 def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
@@ -61,6 +77,33 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
             toggle(changes, False)
         return out, (raised[0] if raised else None)
 
+    def _rule(
+        ref: Observation, exc: BaseException | None, kind: str, kwargs: dict[str, Any], text: str
+    ) -> tuple[str | None, Observation]:
+        """The rule that pins ``ref`` on this foreign input (None: not pinned), and what it
+        pins."""
+        if ref[0] == "ok":
+            # the declared value's content in another form, read alike by gold and before the fix
+            if kind in READ_ALIKE_KINDS and _returns_alike(
+                observe(kwargs, spec["call"], base=False)[0], ref
+            ):
+                if _returns_alike(observe(kwargs, text, base=True)[0], ref):
+                    return "read_alike", ref
+            return None, ref
+        if ref[0] != "raise" or exc is None:
+            return None, ref
+        site = rejection_site(exc, targets)
+        if site == "explicit":
+            return "explicit", ref
+        before = observe(kwargs, text, base=True)[0]
+        if site == "propagated":
+            same_type = before[0] == "raise" and tuple(before[1]) == tuple(ref[1])
+            return ("propagated" if same_type else None), ref
+        if before[0] == "raise":
+            # a failed operation, before the fix too: a fix may fail otherwise, not return
+            return "raised_before", ("raise", ("builtins", "Exception"), {}, Extra())
+        return None, ref
+
     def probe_example(kwargs: dict[str, Any]) -> None:
         env = {**caller.namespace, **{k: fresh_copy(v) for k, v in kwargs.items()}}
         for n, call in enumerate(calls):
@@ -78,30 +121,26 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
                     if ref[0] == "timeout":
                         stats["timeouts"] += 1
                         continue
-                    if ref[0] != "raise" or exc is None:
+                    rule, pinned = _rule(ref, exc, kind, kwargs, text)
+                    if ref[0] == "ok" and rule is None:
                         stats["returned"] += 1
                         continue
-                    site = rejection_site(exc, targets)
-                    rule = site if site in ("explicit", "propagated") else None
-                    if rule == "propagated":
-                        before = observe(kwargs, text, base=True)[0]
-                        if before[0] != "raise" or tuple(before[1]) != tuple(ref[1]):
-                            rule = None
-                    key = (n, slot, kind, tuple(ref[1]), rule)
+                    key = (n, slot, kind, tuple(ref[1]) if ref[0] == "raise" else "ok", rule)
                     if rule is None or counts.get(key, 0) >= per_kind:
                         stats["not_pinned"] += rule is None
                         continue
                     name = f"{job.get('test_name', 'test_foreign')}_{len(tests) + 1}"
                     try:
-                        test = emit_test(spec, caller, kwargs, 0, ref, name, call_text=text)
+                        test = emit_test(spec, caller, kwargs, 0, pinned, name, call_text=text)
                     except Unexpressible as err:
                         unexpressible[err.type_name] = unexpressible.get(err.type_name, 0) + 1
                         continue
                     if test is None:
                         continue
                     counts[key] = counts.get(key, 0) + 1
+                    outcome = ".".join(pinned[1]) if pinned[0] == "raise" else "returns"
                     tests.append({"test": test, "rule": rule, "slot": slot, "kind": kind,
-                                  "raises": ".".join(ref[1])})  # fmt: skip
+                                  "raises": outcome})  # fmt: skip
                     if len(tests) >= max_tests:
                         raise _Enough()
 

@@ -85,6 +85,41 @@ def _number_marks(s: str) -> Labelled:
     return out
 
 
+# A code point written in a text: an HTML numeric reference (decimal or hex), ``U+``, or a
+# backslash escape. Its edits are the bounds of the code-point classes that decoders treat apart.
+_CODE_POINT = re.compile(r"(&#[xX]|&#|[uU]\+|\\[uUx])([0-9A-Fa-f]+)(;?)")
+_CODE_POINT_BOUNDS = (
+    ("NUL", 0x0), ("control", 0xA), ("DEL", 0x7F), ("C1 control", 0x80), ("Latin-1 last", 0xFF),
+    ("surrogate first", 0xD800), ("surrogate last", 0xDFFF), ("BMP last", 0xFFFF),
+    ("astral first", 0x10000), ("astral", 0x1F600), ("Unicode last", 0x10FFFF),
+    ("past Unicode", 0x110000),
+)  # fmt: skip
+
+
+def _code_points(s: str) -> Labelled:
+    """A code point written in ``s`` (``&#65;``, ``&#x41;``, ``U+0041``, ``\\x41``) replaced by
+    the bounds of the classes decoders treat apart (NUL, controls, surrogates, the BMP's end,
+    astral planes, past Unicode), in its base and letter case; and by a surrogate pair."""
+    m = _CODE_POINT.search(s)
+    if m is None:
+        return []
+    prefix, digits, end = m.groups()
+    base = 10 if prefix == "&#" else 16
+    if base == 10 and not digits.isdigit():
+        return []
+    upper = not any(c.islower() for c in digits)
+
+    def written(v: int) -> str:
+        text = str(v) if base == 10 else format(v, "X" if upper else "x")
+        return prefix + text + end
+
+    head, tail = s[: m.start()], s[m.end() :]
+    out: Labelled = [(f"code point {name}", head + written(v) + tail)
+                     for name, v in _CODE_POINT_BOUNDS]  # fmt: skip
+    out.append(("code point surrogate pair", head + written(0xD83D) + written(0xDE00) + tail))
+    return out
+
+
 def _text_edits(s: str, constants: Constants) -> list[Labelled]:
     """The labelled edits of a text by kind, each without the text itself (empty kinds left
     out)."""
@@ -122,7 +157,7 @@ def _text_edits(s: str, constants: Constants) -> list[Labelled]:
                        ("long", s * (_LONG // max(len(s), 1) + 1) if s else s),
                        ("byte-order mark", _BOM + s)]  # fmt: skip
     words: Labelled = [(f"word {w}", w) for w in _WORDS]
-    groups = [case, dropped, digits, letters, *literals, blank, words]
+    groups = [case, dropped, digits, _code_points(s), letters, *literals, blank, words]
     return [g for g in (dedupe_labelled(g, drop=s) for g in groups) if g]
 
 

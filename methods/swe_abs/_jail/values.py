@@ -183,22 +183,29 @@ class _SweAbsIterator:
 
 
 class _SweAbsFailingCallable:
-    """A callable that raises whatever it is called with."""
+    """A callable that raises whatever it is called with (``once``: on its first call only, then
+    it returns its first argument, so that code which catches the error and calls again goes on)."""
 
-    def __init__(self, error=_SweAbsBoom):
+    def __init__(self, error=_SweAbsBoom, once=False):
         self.error = error
+        self.once = once
+        self.calls = 0
 
     def __call__(self, *args, **kwargs):
+        self.calls += 1
+        if self.once and self.calls > 1:
+            return args[0] if args else None
         raise self.error("_swe_abs")
 
     def __repr__(self):
-        return f"_SweAbsFailingCallable({self.error.__name__})"
+        once = ", once=True" if self.once else ""
+        return f"_SweAbsFailingCallable({self.error.__name__}{once})"
 
     def __eq__(self, other):
-        return type(other) is type(self) and other.error is self.error
+        return type(other) is type(self) and (other.error, other.once) == (self.error, self.once)
 
     def __hash__(self):
-        return hash(self.error)
+        return hash((self.error, self.once))
 
 
 def _swe_abs_counted(items):
@@ -423,7 +430,7 @@ def _build(value: Any, depth: int) -> str | None:
         inner = _build(value.items[value.position :], depth + 1)
         return None if inner is None else f"{t.__name__}({inner})"
     if t is _FAILING_CALLABLE:
-        return f"{t.__name__}({value.error.__name__})"
+        return repr(value)
     if t.__module__ == "collections" and t.__name__ in ("OrderedDict", "defaultdict", "deque"):
         return f"_swe_abs_collections.{repr(value)}"
     return None

@@ -393,3 +393,15 @@ def test_a_text_a_pattern_matches_gets_labels_of_its_own(swe_abs_site: str, monk
     by_label = {label: v for v, _, label in drawn}
     assert by_label["literal '_id' twice"] == "tag_id_id"  # named: a test of its own
     assert by_label["literal twice"] == "tagxx"  # the other literals share one label
+
+
+def test_a_code_point_in_a_text_gets_the_bounds_of_its_classes_in_its_base_and_case():
+    # issue 27, ninth round (seventh outside set): hex references to controls, surrogates,
+    # astral code points and a surrogate pair are where decoders of numeric references differ
+    near = neighbours("a&#x41;b", NONE)
+    assert {"a&#x0;b", "a&#xA;b", "a&#xD800;b", "a&#xFFFF;b", "a&#x1F600;b"} <= set(near)
+    assert {"a&#x10FFFF;b", "a&#x110000;b", "a&#xD83D;&#xDE00;b"} <= set(near)
+    assert "&#xd800;" in neighbours("&#xe9;", NONE)  # lower-case hex digits stay lower-case
+    assert {"&#0;", "&#55296;", "&#1114112;"} <= set(neighbours("&#65;", NONE))  # decimal
+    assert "U+FFFF" in neighbours("U+0041", NONE)
+    assert not any("#x" in v for v in neighbours("x41 12", NONE) if isinstance(v, str))

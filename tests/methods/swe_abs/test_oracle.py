@@ -82,6 +82,21 @@ def pairs(seq):
 
 def codec(s, encoding="utf-8", errors="strict"):
     return (s, encoding, errors)
+
+
+def nth(n):
+    n = abs(int(n))
+    if 11 <= n % 100 <= 13:
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
+def count_by(key, seq):
+    out = {}
+    for x in seq:
+        k = key(x)
+        out[k] = out.get(k, 0) + 1
+    return out
 """
 TESTS = """\
 from pkg.mod import add_key, size, to_bytes
@@ -244,6 +259,13 @@ _JOBS = [
     _foreign("total", "mod.total(seq, start)",
              {"seq": "st.lists(st.integers(-3, 3), max_size=3)", "start": "st.integers(0, 2)"},
              _TOTAL_BEFORE),
+    # before the fix nth() gave 11-13 the suffix of their last digit
+    _foreign("nth", "mod.nth(n)", {"n": "st.integers(0, 30)"},
+             _variant('    if 11 <= n % 100 <= 13:\n        return "th"\n', "")),
+    _foreign("count_by", "mod.count_by(abs if by_abs else str, seq)",
+             {"by_abs": "st.booleans()",
+              "seq": "st.lists(st.integers(-3, 3), min_size=1, max_size=3)"},
+             {"files": {"pkg/mod.py": MOD}}),
     _EXPLORE_ENDS,
     # declared domains that never reach where the wrong fixes below differ
     _near("near_int", "mod.to_int(s)", {"s": "st.text(alphabet='0123456789', min_size=1, max_size=3)"},
@@ -422,16 +444,67 @@ def test_foreign_errors_are_pinned_only_when_raised_on_purpose_or_the_callers_ow
         prop = _emitted(tests, slot="arg0", kind=kind, rule="propagated")
         assert prop and "pytest.raises(_SweAbsBoom)" in prop[0]["test"], (kind, tests)
         assert "_SweAbsFailingIterable([" in prop[0]["test"]
-    # a failed operation inside the function (`acc + x` on text, None or an unhashable item) is
-    # not pinned, even where the code before the fix failed alike: a correct re-implementation
-    # may fail otherwise on an undocumented input
-    assert {t["rule"] for t in tests} == {"propagated"}, tests
-    assert not _emitted(tests, slot="arg1") and not _emitted(tests, kind="none"), tests
+    assert {t["rule"] for t in tests} == {"propagated", "raised_before", "read_alike"}, tests
     assert r["not_pinned"] >= 1 and r["returned"] >= 1, r  # an empty seq with start=None returns
     assert r["examples"] >= 1 and r["timeouts"] == 0
 
 
+def test_foreign_failed_operations_pin_a_failure_of_any_type_where_the_code_before_failed(jobs):
+    """``acc + x`` on a text, None or list start fails inside total(), as it did before the fix:
+    pinned as some exception (a correct fix may fail otherwise, not return), with no state.
+    total(None) returned ``start`` before the fix: gold's TypeError there is not pinned."""
+    tests = jobs["total"]["tests"]
+    for kind in ("none", "text", "in_list"):
+        found = _emitted(tests, slot="arg1", kind=kind, rule="raised_before")
+        assert found, (kind, tests)
+        assert "pytest.raises(Exception):" in found[0]["test"]
+        assert "_swe_abs_norm(seq)" not in found[0]["test"]
+    assert not _emitted(tests, slot="arg0", kind="none"), tests
+
+
+def test_foreign_one_shot_iterators_are_pinned_where_read_as_the_sequence(jobs):
+    """total() returns the same on iter([...]) as on the list, before the fix and after: the
+    result is pinned (two or more items, so that a second pass over the input shows)."""
+    found = _emitted(jobs["total"]["tests"], slot="arg0", kind="iterator", rule="read_alike")
+    assert found, jobs["total"]["tests"]
+    assert all(re.search(r"mod\.total\(iter\(\[[^\]]*, ", t["test"]) for t in found), found
+    assert not _emitted(jobs["pick"]["tests"], kind="iterator")  # a text is no sequence here
+
+
+def test_foreign_numbers_as_text_are_pinned_where_read_as_the_number(jobs, tmp_path, monkeypatch):
+    """nth('5') is nth(5), in gold and before the fix: pinned. nth('11') is 'th' only in gold
+    (the fix's own change): not pinned as read alike. A fix that takes ints only fails them."""
+    found = _emitted(jobs["nth"]["tests"], slot="arg0", kind="text", rule="read_alike")
+    assert found, jobs["nth"]["tests"]
+    assert not any(re.search(r"mod\.nth\('1[123]'\)", t["test"]) for t in found), found
+    index_only = MOD.replace("    n = abs(int(n))", "    n = abs(__import__('operator').index(n))")
+    assert index_only != MOD
+    failures = _failures(found, index_only, tmp_path, monkeypatch)
+    assert failures == {"gold": 0, "wrong": len(found)}, failures
+
+
+def test_foreign_callables_failing_once_pin_the_callers_error(jobs, tmp_path, monkeypatch):
+    """A key that raises KeyError on its first call comes through count_by(); a fix that catches
+    KeyError around its own dict lookup and the caller's key alike, then calls again, returns a
+    dict instead."""
+    found = _emitted(jobs["count_by"]["tests"], slot="arg0", kind="failing_once_keyerror",
+                     rule="propagated")  # fmt: skip
+    assert found and "_SweAbsFailingCallable(KeyError, once=True)" in found[0]["test"], found
+    eafp = MOD.replace(
+        "        k = key(x)\n        out[k] = out.get(k, 0) + 1\n",
+        "        try:\n            out[key(x)] += 1\n        except KeyError:\n"
+        "            out[key(x)] = 1\n",
+    )
+    assert eafp != MOD
+    assert _failures(found, eafp, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
+
+
 _WRONG_TOTALS = {
+    "reads the sequence twice": ("    acc = start\n",
+        "    if not list(seq):\n        return start\n    acc = start\n"),
+    "returns start for a start it cannot add to": ("    for x in seq:\n        acc = acc + x\n",
+        "    if not isinstance(start, int):\n        return start\n"
+        "    for x in seq:\n        acc = acc + x\n"),
     "swallows the caller's error": ("    for x in seq:\n        acc = acc + x\n",
         "    try:\n        for x in seq:\n            acc = acc + x\n    except Exception:\n"
         "        pass\n"),
