@@ -460,6 +460,12 @@ def test_foreign_failed_operations_pin_a_failure_of_any_type_where_the_code_befo
         assert "pytest.raises(Exception):" in found[0]["test"]
         assert "_swe_abs_norm(seq)" not in found[0]["test"]
     assert not _emitted(tests, slot="arg0", kind="none"), tests
+    # beside an empty sequence a correct fix may return before it adds anything: nothing pinned
+    raised = _emitted(tests, rule="raised_before")
+    assert raised and not [t for t in raised if "    seq = []\n" in t["test"]], raised
+    # nor beside a zero start, where the sequence is replaced (an unhashable first item)
+    on_seq = _emitted(tests, slot="arg0", rule="raised_before")
+    assert on_seq and not [t for t in on_seq if "    start = 0\n" in t["test"]], on_seq
 
 
 def test_foreign_one_shot_iterators_are_pinned_where_read_as_the_sequence(jobs):
