@@ -40,6 +40,13 @@ def _trivial(value: Any) -> bool:
     return isinstance(value, list | tuple | dict | set | frozenset | str | bytes) and not value
 
 
+def _no_bound(kind: str, value: Any) -> bool:
+    """``None`` for an integer: Python's "no bound" (``islice(it, None)``, a slice's ``None``),
+    which a correct fix may read so (the first outside set's correct ``partition`` patch takes
+    ``partition(None, seq)`` as one whole tuple where gold fails)."""
+    return kind == "none" and type(value) is int
+
+
 def _returns_alike(a: Observation, b: Observation) -> bool:
     """Both returned, equal values of equal types (NaN never agrees: nothing pinned on it)."""
     try:
@@ -134,7 +141,7 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
                         stats["timeouts"] += 1
                         continue
                     rule, pinned = _rule(ref, exc, kind, kwargs, text)
-                    if rule == "raised_before" and beside_trivial:
+                    if rule == "raised_before" and (beside_trivial or _no_bound(kind, value)):
                         rule = None
                     if ref[0] == "ok" and rule is None:
                         stats["returned"] += 1
