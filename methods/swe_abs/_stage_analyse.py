@@ -265,7 +265,7 @@ class AnalyseStage(StageBase):
         if foreign.get("error"):
             self.out.notes.append(f"foreign: {foreign['error']}")
         for item in foreign.get("tests") or []:
-            target = f"{item['rule']}: {item['slot']} <- {item['kind']} raises {item['raises']}"
+            target = f"{item['rule']}: {item['slot']} <- {item['kind']} {item['outcome']}"
             self._add_test("foreign", item["test"], target=target)
         self.cand_results = {k: v for k, v in results.items() if k.startswith("cand-")}
         return results

@@ -98,6 +98,7 @@ def counted_call(call_text: str) -> str:
     """``call_text`` with every ``iter(x)`` replaced by ``_swe_abs_counted(x)``: an iterator over
     the same items whose reading the oracle and the emitted tests observe."""
     tree = ast.parse(call_text, mode="eval")
+    counted = [0]
 
     class _Count(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:  # noqa: N802 - ast's visitor name
@@ -105,15 +106,12 @@ def counted_call(call_text: str) -> str:
             if (isinstance(node.func, ast.Name) and node.func.id == "iter"
                     and len(node.args) == 1 and not node.keywords
                     and not isinstance(node.args[0], ast.Starred)):  # fmt: skip
+                counted[0] += 1
                 return ast.Call(ast.Name("_swe_abs_counted", ast.Load()), node.args, [])
             return node
 
     new = ast.fix_missing_locations(_Count().visit(tree))
-    return (
-        call_text
-        if ast.dump(new) == ast.dump(ast.parse(call_text, mode="eval"))
-        else ast.unparse(new)
-    )
+    return ast.unparse(new) if counted[0] else call_text
 
 
 def call_forms(call_text: str, namespace: dict[str, Any], positional: bool = False) -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .calls import Caller, Unexpressible, emit_test, fresh_copy, settings, strategies
@@ -40,11 +41,13 @@ def _trivial(value: Any) -> bool:
     return isinstance(value, list | tuple | dict | set | frozenset | str | bytes) and not value
 
 
-def _no_bound(kind: str, value: Any) -> bool:
-    """``None`` for an integer: Python's "no bound" (``islice(it, None)``, a slice's ``None``),
-    which a correct fix may read so (the first outside set's correct ``partition`` patch takes
-    ``partition(None, seq)`` as one whole tuple where gold fails)."""
-    return kind == "none" and type(value) is int
+def _may_return_early(kind: str, value: Any, others: list[Any]) -> bool:
+    """Whether a correct fix may return, not fail, where gold fails by a failed operation on
+    this foreign input: beside an empty or zero argument it may return before it touches the
+    foreign one (the first outside set's correct ``partition(None, [])``, ``topk(0, None)``);
+    ``None`` for an integer is Python's "no bound" (``islice(it, None)``: a correct ``partition``
+    reads ``partition(None, seq)`` as one whole tuple where gold fails)."""
+    return any(_trivial(v) for v in others) or (kind == "none" and type(value) is int)
 
 
 def _returns_alike(a: Observation, b: Observation) -> bool:
@@ -91,16 +94,22 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
             toggle(changes, False)
         return out, (raised[0] if raised else None)
 
-    def _rule(
-        ref: Observation, exc: BaseException | None, kind: str, kwargs: dict[str, Any], text: str
+    def rule_for(
+        ref: Observation,
+        exc: BaseException | None,
+        kind: str,
+        kwargs: dict[str, Any],
+        text: str,
+        declared: Callable[[], Observation],
+        failure_pinnable: bool,
     ) -> tuple[str | None, Observation]:
         """The rule that pins ``ref`` on this foreign input (None: not pinned), and what it
-        pins."""
+        pins. ``declared`` gives gold's observation of the call as declared (computed once per
+        example); ``failure_pinnable`` is False where a correct fix may return instead of
+        failing (:func:`_may_return_early`)."""
         if ref[0] == "ok":
             # the declared value's content in another form, read alike by gold and before the fix
-            if kind in READ_ALIKE_KINDS and _returns_alike(
-                observe(kwargs, spec["call"], base=False)[0], ref
-            ):
+            if kind in READ_ALIKE_KINDS and _returns_alike(declared(), ref):
                 if _returns_alike(observe(kwargs, text, base=True)[0], ref):
                     return "read_alike", ref
             return None, ref
@@ -109,6 +118,8 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
         site = rejection_site(exc, targets)
         if site == "explicit":
             return "explicit", ref
+        if site != "propagated" and not failure_pinnable:
+            return None, ref
         before = observe(kwargs, text, base=True)[0]
         if site == "propagated":
             same_type = before[0] == "raise" and tuple(before[1]) == tuple(ref[1])
@@ -120,6 +131,14 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
 
     def probe_example(kwargs: dict[str, Any]) -> None:
         env = {**caller.namespace, **{k: fresh_copy(v) for k, v in kwargs.items()}}
+        declared: list[Observation] = []
+
+        def declared_once() -> Observation:
+            """Gold's observation of the call as declared, on this example (once, when asked)."""
+            if not declared:
+                declared.append(observe(kwargs, spec["call"], base=False)[0])
+            return declared[0]
+
         for n, call in enumerate(calls):
             values: dict[str, Any] = {}
             for slot, node in argument_slots(call):
@@ -128,9 +147,7 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
                 except Exception:  # noqa: BLE001 - an argument that fails on its own
                     continue
             for slot, value in values.items():
-                # beside an empty or zero argument a correct fix may return early, before it
-                # touches the foreign one (first outside set: partition(None, []), topk(0, None))
-                beside_trivial = any(_trivial(v) for s, v in values.items() if s != slot)
+                others = [v for s, v in values.items() if s != slot]
                 for kind, code in replacements(value):
                     if time.monotonic() > deadline or stats["timeouts"] >= max_timeouts:
                         raise _Enough()
@@ -140,9 +157,8 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
                     if ref[0] == "timeout":
                         stats["timeouts"] += 1
                         continue
-                    rule, pinned = _rule(ref, exc, kind, kwargs, text)
-                    if rule == "raised_before" and (beside_trivial or _no_bound(kind, value)):
-                        rule = None
+                    pinnable = not _may_return_early(kind, value, others)
+                    rule, pinned = rule_for(ref, exc, kind, kwargs, text, declared_once, pinnable)
                     if ref[0] == "ok" and rule is None:
                         stats["returned"] += 1
                         continue
@@ -159,9 +175,9 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
                     if test is None:
                         continue
                     counts[key] = counts.get(key, 0) + 1
-                    outcome = ".".join(pinned[1]) if pinned[0] == "raise" else "returns"
+                    outcome = f"raises {'.'.join(pinned[1])}" if pinned[0] == "raise" else "returns"
                     tests.append({"test": test, "rule": rule, "slot": slot, "kind": kind,
-                                  "raises": outcome})  # fmt: skip
+                                  "outcome": outcome})  # fmt: skip
                     if len(tests) >= max_tests:
                         raise _Enough()
 

@@ -429,7 +429,7 @@ def test_foreign_explicit_rejections_are_pinned_whatever_the_code_before(jobs):
     None, bytes and a list in place of the algorithm are pinned as ValueError."""
     tests = jobs["pick"]["tests"]
     for kind in ("none", "bytes", "in_list"):
-        found = _emitted(tests, kind=kind, rule="explicit", raises="builtins.ValueError")
+        found = _emitted(tests, kind=kind, rule="explicit", outcome="raises builtins.ValueError")
         assert found, (kind, tests)
         assert "pytest.raises(ValueError)" in found[0]["test"]
     assert "mod.pick(None)" in _emitted(tests, kind="none")[0]["test"]
