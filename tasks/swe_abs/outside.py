@@ -28,8 +28,8 @@ with the arguments and how far a call reads its iterators (``data/outside_candid
 ``data/OUTSIDE_7_*.md``), was graded once by ``candidates=outside7``; ``all`` and
 ``all_correct`` include it since. An eighth, written by four further helpers on all 31
 instances while the foreign probe learnt to pin failures of any type and values read alike
-(``data/outside_candidates_8_*``, ``data/OUTSIDE_8_*.md``), is graded by
-``candidates=outside8``.
+(``data/outside_candidates_8_*``, ``data/OUTSIDE_8_*.md``), was graded once by
+``candidates=outside8``; ``all`` and ``all_correct`` include it since.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -67,7 +67,7 @@ NUMBERED_SETS = tuple(
     if name.removeprefix("outside").isdigit()
 )
 """The outside sets after the first, by number (``candidates=outside<N>``)."""
-IN_ALL = (2, 3, 4, 5, 6, 7)
+IN_ALL = (2, 3, 4, 5, 6, 7, 8)
 """The numbered sets ``all`` and ``all_correct`` include: those graded once while held out. A
 set joins only after that grading, so no run sees it before its frozen generator does."""
 
