@@ -224,8 +224,8 @@ class DockerSandboxEnvironment(LiveSamples, SandboxEnvironment):
     def destroy_all_now(cls) -> None:
         """At exit: every tracked sample, then every container this process labelled as its own
         that no sample tracks yet (an interrupted start: created, not yet handed over), once the
-        starts in flight have returned (at most 10 s)."""
-        _STARTING.wait_idle(10.0)
+        starts in flight have returned (at most 10 s; none may begin from here)."""
+        _STARTING.close_and_wait(10.0)
         super().destroy_all_now()
         with contextlib.suppress(Exception):
             api = require_docker().api
@@ -435,14 +435,24 @@ class DockerSandboxEnvironment(LiveSamples, SandboxEnvironment):
 
 
 class _InFlight:
-    """How many container starts are running (in threads), and a wait until there are none."""
+    """How many container starts are running (in threads), and a wait until there are none.
+
+    Once closed (the exit sweep has begun) no start may begin: a worker thread still preparing
+    one when the process ends would otherwise create its container after the sweep listed
+    them, and it would outlive the process (seen under load: a second Ctrl-C while a wave of
+    samples was starting left four)."""
 
     def __init__(self) -> None:
         self._count = 0
+        self._closed = False
         self._idle = threading.Condition()
 
     def __enter__(self) -> None:
         with self._idle:
+            if self._closed:
+                raise SandboxUnavailableError(
+                    "docker_api sandbox: the process is ending; no new container is started"
+                )
             self._count += 1
 
     def __exit__(self, *exc: object) -> None:
@@ -450,8 +460,10 @@ class _InFlight:
             self._count -= 1
             self._idle.notify_all()
 
-    def wait_idle(self, timeout: float) -> bool:
+    def close_and_wait(self, timeout: float) -> bool:
+        """Refuse new starts; wait (at most `timeout` s) for those running to return."""
         with self._idle:
+            self._closed = True
             return self._idle.wait_for(lambda: self._count == 0, timeout=timeout)
 
 

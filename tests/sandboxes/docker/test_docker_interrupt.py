@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests._ctrl_c import ctrl_c
 
 PROJECT = Path(__file__).resolve().parents[3]
@@ -42,3 +44,36 @@ def test_second_ctrl_c_removes_the_containers_in_one_line(tmp_path, docker_ok: N
     ctrl_c(process, what="the docker run", signals=2, gap_s=0.3, within_s=20)
     left = _own_containers(process.pid)
     assert left == [], f"{len(left)} sample container(s) left behind: {[c['Names'] for c in left]}"
+
+
+def test_no_container_start_begins_once_the_exit_sweep_has() -> None:
+    """The exit sweep waits for the starts in flight and refuses new ones: a worker thread that
+    reaches the start after the sweep listed the containers would leave its container behind."""
+    import threading
+
+    from inspect_ai.util import SandboxUnavailableError
+
+    from sandboxes.docker._sandbox import _InFlight
+
+    starts = _InFlight()
+    entered, release, swept = threading.Event(), threading.Event(), []
+
+    def start_in_flight() -> None:
+        with starts:
+            entered.set()
+            release.wait(5)
+
+    worker = threading.Thread(target=start_in_flight)
+    worker.start()
+    entered.wait(5)
+    sweeper = threading.Thread(target=lambda: swept.append(starts.close_and_wait(5.0)))
+    sweeper.start()
+    sweeper.join(0.3)
+    assert sweeper.is_alive(), "the sweep did not wait for the start in flight"
+    release.set()
+    worker.join(5)
+    sweeper.join(5)
+    assert swept == [True]
+    with pytest.raises(SandboxUnavailableError, match="process is ending"):
+        with starts:
+            pass
