@@ -29,7 +29,10 @@ with the arguments and how far a call reads its iterators (``data/outside_candid
 ``all_correct`` include it since. An eighth, written by four further helpers on all 31
 instances while the foreign probe learnt to pin failures of any type and values read alike
 (``data/outside_candidates_8_*``, ``data/OUTSIDE_8_*.md``), was graded once by
-``candidates=outside8``; ``all`` and ``all_correct`` include it since.
+``candidates=outside8``; ``all`` and ``all_correct`` include it since. A ninth, written by four
+further helpers on all 31 instances while the foreign probe learnt mappings, ``UserString``
+texts and flags as integers (``data/outside_candidates_9_*``, ``data/OUTSIDE_9_*.md``), is
+graded once by ``candidates=outside9``.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -58,6 +61,7 @@ CandidateSets = Literal[
     "outside6",
     "outside7",
     "outside8",
+    "outside9",
     "all",
     "all_correct",
 ]

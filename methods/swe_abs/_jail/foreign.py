@@ -1,7 +1,8 @@
 """Foreign inputs: a value outside the declared domain put in place of one argument of the call to
-the function under test (None, the other of str/bytes, a bytearray, a number as text, a scalar in
-a list, a sequence whose iteration fails at its end or after its first item, a sequence as a
-one-shot iterator, a container with an unhashable first item, a callable that fails, always or
+the function under test (None, the other of str/bytes, a bytearray, a number as text, a text as
+a ``UserString``, a flag as the integer 1 or 0, a scalar in a list, a sequence whose iteration
+fails at its end or after its first item, a sequence as a one-shot iterator or as a mapping whose
+keys are its items, a container with an unhashable first item, a callable that fails, always or
 on its first call only), and where the reference's outcome on such an input comes from.
 
 An outcome is worth pinning when a correct fix must keep it:
@@ -36,10 +37,15 @@ from typing import Any, Literal
 from .values import HELPERS, expression
 
 Site = Literal["explicit", "propagated", "inside", "outside"]
-READ_ALIKE_KINDS = frozenset({"iterator", "text"})
-"""The foreign kinds that carry the declared value's content (its items read once, a number or
-bytes as text): where gold returns on them what it returns on the declared value, and so did the
-tree before the fix, the function reads them alike and a fix must keep it (rule ``read_alike``)."""
+READ_ALIKE_KINDS = frozenset({"iterator", "text", "mapping", "flag_1", "flag_0"})
+"""The foreign kinds that carry the declared value's content (its items read once or as a
+mapping's keys, a number or bytes as text, a flag as 1 or 0): where gold returns on them what it
+returns on the declared value, and so did the tree before the fix, the function reads them alike
+and a fix must keep it (rule ``read_alike``). A one-shot iterator is counted
+(:func:`.calls.counted_call`): how far the call reads it ahead is pinned too. A ``UserString``
+is not among them: read alike, it rejected three correct patches in a trial on the seen sets
+(one returns ``str`` where gold keeps the ``UserString``, one validates the text's type where
+gold compares it); gold's explicit rejection of one is still pinned."""
 _RAISE_OPS = frozenset({"RAISE_VARARGS"})
 _BOOM = HELPERS["_SweAbsBoom"]
 _FAILING_ITERABLE = HELPERS["_SweAbsFailingIterable"]
@@ -91,10 +97,11 @@ def replacements(value: Any) -> list[tuple[str, str]]:
     """(kind, code) of the foreign values put in place of an argument whose value is ``value``;
     only those with an expression as test code."""
     if isinstance(value, bool):  # a flag: its other value is in the declared domain already
-        return []
+        return [(f"flag_{int(value)}", repr(int(value)))]  # a kind each: both get tests
     out: list[tuple[str, str | None]] = [] if value is None else [("none", "None")]
     if isinstance(value, str):
-        out += [("bytes", expression(value.encode("utf-8"))), ("in_list", _in_list(value))]
+        out += [("bytes", expression(value.encode("utf-8"))), ("in_list", _in_list(value)),
+                ("userstring", f"_swe_abs_collections.UserString({value!r})")]  # fmt: skip
     elif isinstance(value, bytes):
         out += [("text", expression(value.decode("latin-1"))),
                 ("bytearray", expression(bytearray(value)))]  # fmt: skip
@@ -105,6 +112,7 @@ def replacements(value: Any) -> list[tuple[str, str]]:
         inner = expression(value) if len(value) > 1 else None
         if inner is not None:  # the same items, readable once (two or more: a second pass shows)
             out.append(("iterator", f"iter({inner})"))
+        out.append(("mapping", _as_keys(value)))
         if len(value) > 1:  # fails after its first item: mid-way, not only at the end
             out.append(("failing_early", expression(_FAILING_ITERABLE(value[:1], _BOOM))))
         if value:
@@ -120,6 +128,17 @@ def replacements(value: Any) -> list[tuple[str, str]]:
     elif inspect.isclass(value):
         out.append(("failing_callable", expression(_FAILING_CALLABLE(_BOOM))))
     return [(kind, code) for kind, code in out if code is not None]
+
+
+def _as_keys(items: list[Any] | tuple[Any, ...]) -> str | None:
+    """A dict whose keys are ``items`` in order (None unless they are distinct and hashable)."""
+    try:
+        if len(set(items)) != len(items):
+            return None
+    except TypeError:
+        return None
+    inner = expression(list(items))
+    return None if inner is None else f"dict.fromkeys({inner})"
 
 
 def _in_list(value: Any) -> str | None:

@@ -17,7 +17,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .calls import Caller, Unexpressible, emit_test, fresh_copy, settings, strategies
+from .calls import (
+    Caller,
+    Unexpressible,
+    counted_call,
+    emit_test,
+    fresh_copy,
+    settings,
+    strategies,
+)
 from .foreign import (
     READ_ALIKE_KINDS,
     argument_slots,
@@ -151,7 +159,9 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
                 for kind, code in replacements(value):
                     if time.monotonic() > deadline or stats["timeouts"] >= max_timeouts:
                         raise _Enough()
+                    # a one-shot iterator is counted: how far the call reads it ahead shows
                     text = replaced(tree, call, slot, code)
+                    text = counted_call(text) if kind == "iterator" else text
                     stats["probes"] += 1
                     ref, exc = observe(kwargs, text, base=False)
                     if ref[0] == "timeout":

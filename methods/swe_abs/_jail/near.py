@@ -6,9 +6,11 @@ The edits, by kind (a draw picks a kind first, then an edit of that kind):
 
 - text (``str``, and ``bytes``/``bytearray`` through Latin-1): its case changed; a character
   dropped (the first, the last, a punctuation character); digits (zeros before the first, ``_``,
-  ``.``, ``,`` or a space between two, superscript digits; in a number, the digits before or
-  after the point gone, the decimal and thousands marks swapped); letters (all ASCII letters
-  accented, the capitals alone, the first, the last); a literal of the code under test (or a
+  ``.``, ``,`` or a space between two, superscript digits, the text in parentheses; in a
+  number, the digits before or after the point gone, the decimal and thousands marks swapped);
+  letters (all ASCII letters accented, the capitals alone, the first, the last; ``'s`` after the
+  first word); its first combining mark replaced by one outside the BMP; a code point written
+  in it (``&#x41;``, ``U+0041``) at the bounds of the classes decoders treat apart; a literal of the code under test (or a
   word inside it) alone, before, inside or after it, after it and a plural ``s``, after it
   twice, or after it with its separators written otherwise (``_id`` as ``-id``), or nearly
   alone (upper-cased, capitalised, a newline after it, spaces around it); empty, white

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -120,6 +121,19 @@ def _code_points(s: str) -> Labelled:
     return out
 
 
+# A combining mark outside the Basic Multilingual Plane (PHAISTOS DISC SIGN COMBINING OBLIQUE
+# STROKE, category Mn): tables and ranges written for the BMP alone miss it.
+_ASTRAL_MARK = "\U000101fd"
+
+
+def _astral_marks(s: str) -> Labelled:
+    """The first combining mark of ``s`` replaced by one outside the BMP."""
+    at = next((i for i, c in enumerate(s) if unicodedata.category(c).startswith("M")), None)
+    if at is None:
+        return []
+    return [("astral mark", s[:at] + _ASTRAL_MARK + s[at + 1 :])]
+
+
 def _text_edits(s: str, constants: Constants) -> list[Labelled]:
     """The labelled edits of a text by kind, each without the text itself (empty kinds left
     out)."""
@@ -137,6 +151,7 @@ def _text_edits(s: str, constants: Constants) -> list[Labelled]:
             break
     if any(c in _SUPERSCRIPT for c in s):
         digits.append(("superscript", "".join(_SUPERSCRIPT.get(c, c) for c in s)))
+        digits.append(("in parentheses", f"({s})"))  # an accounting negative, a bracketed note
     digits += _number_marks(s)
     letters: Labelled = []
     at = [i for i, c in enumerate(s) if c.isascii() and c.isalpha()]
@@ -145,6 +160,10 @@ def _text_edits(s: str, constants: Constants) -> list[Labelled]:
         letters.append(("accented capitals", "".join(accented(c) if c.isupper() else c for c in s)))
         letters += [(f"accented {n}", s[:i] + accented(s[i]) + s[i + 1 :])
                     for n, i in (("first", at[0]), ("last", at[-1]))]  # fmt: skip
+    word = re.search(r"[A-Za-z]{2,}", s)
+    if word:  # a possessive or contraction inside the text: ``'`` between letters
+        letters.append(("apostrophe s", s[: word.end()] + "'s" + s[word.end() :]))
+    marks = _astral_marks(s)
     # a literal of the code: a kind of its own for each text the code matches (named in the
     # labels, so each keeps tests of its own), one kind for the other literals
     literals = [_literal_edits(s, c, f"literal {c!r}") for c in constants.matched]
@@ -157,7 +176,7 @@ def _text_edits(s: str, constants: Constants) -> list[Labelled]:
                        ("long", s * (_LONG // max(len(s), 1) + 1) if s else s),
                        ("byte-order mark", _BOM + s)]  # fmt: skip
     words: Labelled = [(f"word {w}", w) for w in _WORDS]
-    groups = [case, dropped, digits, _code_points(s), letters, *literals, blank, words]
+    groups = [case, dropped, digits, _code_points(s), letters, marks, *literals, blank, words]
     return [g for g in (dedupe_labelled(g, drop=s) for g in groups) if g]
 
 

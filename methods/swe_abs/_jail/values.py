@@ -276,7 +276,13 @@ _BASE = _ns["_swe_abs_base"]
 _SUBCLASS_NAMES = {sub: sub.__name__ for sub in SUBCLASSES.values()}
 HELPERS: dict[str, Any] = {
     k: _ns[k]
-    for k in ("_SweAbsBoom", "_SweAbsFailingIterable", "_SweAbsFailingCallable", "_SweAbsIterator")
+    for k in (
+        "_SweAbsBoom",
+        "_SweAbsFailingIterable",
+        "_SweAbsFailingCallable",
+        "_SweAbsIterator",
+        "_swe_abs_collections",
+    )  # fmt: skip
 }
 """The names a foreign or near value's expression reads, as the emitted test module defines
 them."""

@@ -25,7 +25,22 @@ def test_a_sequence_of_two_or_more_items_gets_a_one_shot_iterator_over_them():
 
 def test_a_number_gets_its_text_which_may_be_read_alike():
     assert dict(replacements(11))["text"] == "'11'"
-    assert {"iterator", "text"} == READ_ALIKE_KINDS
+    assert {"iterator", "text", "mapping", "flag_1", "flag_0"} == READ_ALIKE_KINDS
+
+
+def test_a_sequence_of_distinct_hashable_items_gets_a_mapping_keyed_by_them():
+    mapping = _built(dict(replacements(("b", "a", 3)))["mapping"])
+    assert type(mapping) is dict and list(mapping) == ["b", "a", 3]
+    assert _built(dict(replacements([]))["mapping"]) == {}
+    assert "mapping" not in dict(replacements([1, 1]))  # a repeated item would be lost
+    assert "mapping" not in dict(replacements([[1], 2]))  # an unhashable one cannot be a key
+
+
+def test_a_text_gets_a_userstring_of_it():
+    from collections import UserString
+
+    built = _built(dict(replacements("a'b\\n"))["userstring"])
+    assert type(built) is UserString and built == "a'b\\n"
 
 
 @pytest.mark.parametrize("error", [TypeError, KeyError, IndexError, AttributeError, ValueError])
@@ -41,6 +56,7 @@ def test_a_callable_gets_one_failing_once_with_each_lookup_error(error):
             always(1)
 
 
-def test_a_flag_gets_nothing_and_none_gets_no_none():
-    assert replacements(True) == []
+def test_a_flag_gets_its_integer_and_none_gets_no_none():
+    assert replacements(True) == [("flag_1", "1")]
+    assert replacements(False) == [("flag_0", "0")]
     assert all(kind != "none" for kind, _ in replacements(None))

@@ -405,3 +405,16 @@ def test_a_code_point_in_a_text_gets_the_bounds_of_its_classes_in_its_base_and_c
     assert {"&#0;", "&#55296;", "&#1114112;"} <= set(neighbours("&#65;", NONE))  # decimal
     assert "U+FFFF" in neighbours("U+0041", NONE)
     assert not any("#x" in v for v in neighbours("x41 12", NONE) if isinstance(v, str))
+
+
+def test_texts_get_an_apostrophe_parentheses_and_a_combining_mark_outside_the_bmp():
+    # issue 27, tenth round (eighth outside set): a possessive inside a text, a number in
+    # parentheses (an accounting negative), and a combining mark from a supplementary plane
+    assert "Donald's book" in neighbours("Donald book", NONE)
+    assert "ab's1" in neighbours("ab1", NONE)
+    assert not any("'s" in v for v in neighbours("a 1", NONE) if isinstance(v, str))  # no word
+    assert "(1,234.5)" in neighbours("1,234.5", NONE)
+    assert not any(v.startswith("(") for v in neighbours("abc", NONE) if isinstance(v, str))
+    near = neighbours("a \u0301 b", NONE)
+    assert "a \U000101fd b" in near
+    assert not any("\U000101fd" in v for v in neighbours("a b", NONE) if isinstance(v, str))

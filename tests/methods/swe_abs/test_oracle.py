@@ -97,6 +97,10 @@ def count_by(key, seq):
         k = key(x)
         out[k] = out.get(k, 0) + 1
     return out
+
+
+def label(n, short=False):
+    return str(n) if short else "#" + str(n)
 """
 TESTS = """\
 from pkg.mod import add_key, size, to_bytes
@@ -265,6 +269,14 @@ _JOBS = [
     _foreign("count_by", "mod.count_by(abs if by_abs else str, seq)",
              {"by_abs": "st.booleans()",
               "seq": "st.lists(st.integers(-3, 3), min_size=1, max_size=3)"},
+             {"files": {"pkg/mod.py": MOD}}),
+    # tenth round: a flag as 1 or 0; a generator's reading of a one-shot iterator
+    _foreign("label", "mod.label(n, short=short)",
+             {"n": "st.integers(0, 9)", "short": "st.booleans()"}, {"files": {"pkg/mod.py": MOD}}),
+    _foreign("to_bytes", "mod.to_bytes(s)", {"s": "st.text(alphabet='ab', max_size=2)"},
+             {"files": {"pkg/mod.py": MOD}}),
+    _foreign("pairs", "mod.pairs(seq)",
+             {"seq": "st.lists(st.integers(0, 3), min_size=2, max_size=4)"},
              {"files": {"pkg/mod.py": MOD}}),
     _EXPLORE_ENDS,
     # declared domains that never reach where the wrong fixes below differ
@@ -482,8 +494,60 @@ def test_foreign_one_shot_iterators_are_pinned_where_read_as_the_sequence(jobs):
     result is pinned (two or more items, so that a second pass over the input shows)."""
     found = _emitted(jobs["total"]["tests"], slot="arg0", kind="iterator", rule="read_alike")
     assert found, jobs["total"]["tests"]
-    assert all(re.search(r"mod\.total\(iter\(\[[^\]]*, ", t["test"]) for t in found), found
+    assert all(re.search(r"mod\.total\(_swe_abs_counted\(\[[^\]]*, ", t["test"]) for t in found)
     assert not _emitted(jobs["pick"]["tests"], kind="iterator")  # a text is no sequence here
+
+
+def test_foreign_one_shot_iterators_pin_how_far_the_call_reads_ahead(jobs, tmp_path, monkeypatch):
+    """issue 27, tenth round: pairs() is a generator; a fix that reads its input whole when
+    called (then hands out pairs) returns the same list but reads ahead of the caller."""
+    found = _emitted(jobs["pairs"]["tests"], slot="arg0", kind="iterator", rule="read_alike")
+    assert found and all("_swe_abs_within(_swe_abs_steps" in t["test"] for t in found), found
+    eager = MOD.replace(
+        "def pairs(seq):\n    it = iter(seq)\n    for a in it:\n        yield (a, next(it, None))\n",
+        "def pairs(seq):\n    items = list(seq) + [None]\n"
+        "    return iter([(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)])\n",
+    )
+    assert eager != MOD
+    assert _failures(found, eager, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
+
+
+def test_foreign_mappings_are_pinned_where_read_as_the_sequence(jobs, tmp_path, monkeypatch):
+    """issue 27, tenth round: total() sums a dict's keys as it sums the list (before the fix
+    too); a fix that indexes the sequence fails."""
+    mapping = _emitted(jobs["total"]["tests"], slot="arg0", kind="mapping", rule="read_alike")
+    assert mapping and "dict.fromkeys([" in mapping[0]["test"], jobs["total"]["tests"]
+    indexed = MOD.replace("    for x in seq:\n        acc = acc + x\n",
+                          "    for i in range(len(seq)):\n        acc = acc + seq[i]\n")  # fmt: skip
+    assert indexed != MOD
+    failures = _failures(mapping, indexed, tmp_path, monkeypatch)
+    assert failures["gold"] == 0 and failures["wrong"] >= 1, failures
+
+
+def test_foreign_userstrings_are_pinned_only_where_rejected_on_purpose(jobs, tmp_path, monkeypatch):
+    """issue 27, tenth round: to_bytes() rejects a UserString by its raise statement: pinned, and
+    a duck-typed fix that encodes it fails. pick() returns on one as on the text: not pinned (a
+    correct fix may return ``str`` or check the type)."""
+    found = _emitted(jobs["to_bytes"]["tests"], slot="arg0", kind="userstring", rule="explicit")
+    assert found and "_swe_abs_collections.UserString(" in found[0]["test"], jobs["to_bytes"]
+    assert "pytest.raises(TypeError)" in found[0]["test"]
+    duck = MOD.replace('    if isinstance(s, str):\n        return s.encode(encoding)\n',
+                       '    if hasattr(s, "encode"):\n        return s.encode(encoding)\n')  # fmt: skip
+    assert duck != MOD
+    assert _failures(found, duck, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
+    assert not _emitted(jobs["pick"]["tests"], kind="userstring"), jobs["pick"]["tests"]
+
+
+def test_foreign_flags_as_integers_are_pinned_where_read_as_the_flag(jobs, tmp_path, monkeypatch):
+    """issue 27, tenth round: label(n, short=1) is label(n, short=True); a fix that tests the
+    flag with ``is True`` differs."""
+    found = _emitted(jobs["label"]["tests"], slot="kw:short", kind="flag_1", rule="read_alike")
+    assert found and all("short=1)" in t["test"] for t in found), jobs["label"]["tests"]
+    assert _emitted(jobs["label"]["tests"], slot="kw:short", kind="flag_0", rule="read_alike")
+    identity = MOD.replace("return str(n) if short else", "return str(n) if short is True else")
+    assert identity != MOD
+    failures = _failures(found, identity, tmp_path, monkeypatch)
+    assert failures["gold"] == 0 and failures["wrong"] >= 1, failures
 
 
 def test_foreign_numbers_as_text_are_pinned_where_read_as_the_number(jobs, tmp_path, monkeypatch):
