@@ -31,8 +31,8 @@ instances while the foreign probe learnt to pin failures of any type and values 
 (``data/outside_candidates_8_*``, ``data/OUTSIDE_8_*.md``), was graded once by
 ``candidates=outside8``; ``all`` and ``all_correct`` include it since. A ninth, written by four
 further helpers on all 31 instances while the foreign probe learnt mappings, ``UserString``
-texts and flags as integers (``data/outside_candidates_9_*``, ``data/OUTSIDE_9_*.md``), is
-graded once by ``candidates=outside9``.
+texts and flags as integers (``data/outside_candidates_9_*``, ``data/OUTSIDE_9_*.md``), was
+graded once by ``candidates=outside9``; ``all`` and ``all_correct`` include it since.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -71,7 +71,7 @@ NUMBERED_SETS = tuple(
     if name.removeprefix("outside").isdigit()
 )
 """The outside sets after the first, by number (``candidates=outside<N>``)."""
-IN_ALL = (2, 3, 4, 5, 6, 7, 8)
+IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9)
 """The numbered sets ``all`` and ``all_correct`` include: those graded once while held out. A
 set joins only after that grading, so no run sees it before its frozen generator does."""
 

@@ -15,7 +15,7 @@ import pytest
 
 from .conftest import CLAMP, GOOD, run_swe_abs
 
-# One run over 31 instances grading every own candidate and every outside correct patch (~165
+# One run over 31 instances grading every own candidate and every outside correct patch (~250
 # patches): longer than the suite's default per-test limit on a loaded 2-core machine.
 pytestmark = pytest.mark.timeout(2400)
 
