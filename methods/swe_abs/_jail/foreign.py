@@ -43,9 +43,9 @@ mapping's keys, a number or bytes as text, a flag as 1 or 0): where gold returns
 returns on the declared value, and so did the tree before the fix, the function reads them alike
 and a fix must keep it (rule ``read_alike``). A one-shot iterator is counted
 (:func:`.calls.counted_call`): how far the call reads it ahead is pinned too. A ``UserString``
-is not among them: read alike, it rejected three correct patches in a trial on the seen sets
-(one returns ``str`` where gold keeps the ``UserString``, one validates the text's type where
-gold compares it); gold's explicit rejection of one is still pinned."""
+is not among them: read alike, it rejected five correct patches in a trial on the seen sets
+(four a ``dasherize`` that returns ``str`` where gold keeps the ``UserString``, one a check of
+the text's type where gold compares it); gold's explicit rejection of one is still pinned."""
 _RAISE_OPS = frozenset({"RAISE_VARARGS"})
 _BOOM = HELPERS["_SweAbsBoom"]
 _FAILING_ITERABLE = HELPERS["_SweAbsFailingIterable"]

@@ -6,17 +6,17 @@ The edits, by kind (a draw picks a kind first, then an edit of that kind):
 
 - text (``str``, and ``bytes``/``bytearray`` through Latin-1): its case changed; a character
   dropped (the first, the last, a punctuation character); digits (zeros before the first, ``_``,
-  ``.``, ``,`` or a space between two, superscript digits, the text in parentheses; in a
-  number, the digits before or after the point gone, the decimal and thousands marks swapped);
-  letters (all ASCII letters accented, the capitals alone, the first, the last; ``'s`` after the
-  first word); its first combining mark replaced by one outside the BMP; a code point written
-  in it (``&#x41;``, ``U+0041``) at the bounds of the classes decoders treat apart; a literal of the code under test (or a
-  word inside it) alone, before, inside or after it, after it and a plural ``s``, after it
-  twice, or after it with its separators written otherwise (``_id`` as ``-id``), or nearly
-  alone (upper-cased, capitalised, a newline after it, spaces around it); empty, white
+  ``.``, ``,`` or a space between two, superscript digits, the text in parentheses; in a number,
+  the digits before or after the point gone, the decimal and thousands marks swapped); letters
+  (all ASCII letters accented, the capitals alone, the first, the last; ``'s`` after the first
+  word); its first combining mark replaced by one outside the BMP; a code point written in it
+  (``&#x41;``, ``U+0041``) at the bounds of the classes decoders treat apart; a literal of the
+  code under test (or a word inside it) alone, before, inside or after it, after it and a plural
+  ``s``, after it twice, or after it with its separators written otherwise (``_id`` as ``-id``),
+  or nearly alone (upper-cased, capitalised, a newline after it, spaces around it); empty, white
   space around it, a tab or a newline after it, doubled, repeated past 100 characters, a
-  byte-order mark before it; in its place a word parsers treat apart (``None``, ``null``,
-  ``NaN``, ``inf``, ``True``); for bytes, the other buffer type (the same bytes, and empty);
+  byte-order mark before it; in its place a word parsers treat apart (``None``, ``null``, ``NaN``,
+  ``inf``, ``True``); for bytes, the other buffer type (the same bytes, and empty);
 - integers: the code's own integer constants; one either side of them, plus a hundred, with
   the drawn value's hundreds (``13`` → ``113``, ``1013``); one and ten further from zero; never
   across zero, never another type;
