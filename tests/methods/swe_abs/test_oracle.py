@@ -119,9 +119,14 @@ def test_size():
 """
 
 
+def _mod_with(old: str, new: str) -> str:
+    """MOD with ``old`` (which must occur in it) replaced by ``new``: a wrong fix's module."""
+    assert old in MOD and old != new, old
+    return MOD.replace(old, new)
+
+
 def _variant(old: str, new: str) -> dict[str, Any]:
-    assert old in MOD
-    return {"files": {"pkg/mod.py": MOD.replace(old, new)}}
+    return {"files": {"pkg/mod.py": _mod_with(old, new)}}
 
 
 def _run(tmp_path: Path, jobs: list[dict[str, Any]], site: str) -> dict[str, Any]:
@@ -503,12 +508,11 @@ def test_foreign_one_shot_iterators_pin_how_far_the_call_reads_ahead(jobs, tmp_p
     called (then hands out pairs) returns the same list but reads ahead of the caller."""
     found = _emitted(jobs["pairs"]["tests"], slot="arg0", kind="iterator", rule="read_alike")
     assert found and all("_swe_abs_within(_swe_abs_steps" in t["test"] for t in found), found
-    eager = MOD.replace(
+    eager = _mod_with(
         "def pairs(seq):\n    it = iter(seq)\n    for a in it:\n        yield (a, next(it, None))\n",
         "def pairs(seq):\n    items = list(seq) + [None]\n"
         "    return iter([(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)])\n",
     )
-    assert eager != MOD
     assert _failures(found, eager, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
 
 
@@ -517,9 +521,8 @@ def test_foreign_mappings_are_pinned_where_read_as_the_sequence(jobs, tmp_path, 
     too); a fix that indexes the sequence fails."""
     mapping = _emitted(jobs["total"]["tests"], slot="arg0", kind="mapping", rule="read_alike")
     assert mapping and "dict.fromkeys([" in mapping[0]["test"], jobs["total"]["tests"]
-    indexed = MOD.replace("    for x in seq:\n        acc = acc + x\n",
+    indexed = _mod_with("    for x in seq:\n        acc = acc + x\n",
                           "    for i in range(len(seq)):\n        acc = acc + seq[i]\n")  # fmt: skip
-    assert indexed != MOD
     failures = _failures(mapping, indexed, tmp_path, monkeypatch)
     assert failures["gold"] == 0 and failures["wrong"] >= 1, failures
 
@@ -531,9 +534,8 @@ def test_foreign_userstrings_are_pinned_only_where_rejected_on_purpose(jobs, tmp
     found = _emitted(jobs["to_bytes"]["tests"], slot="arg0", kind="userstring", rule="explicit")
     assert found and "_swe_abs_collections.UserString(" in found[0]["test"], jobs["to_bytes"]
     assert "pytest.raises(TypeError)" in found[0]["test"]
-    duck = MOD.replace('    if isinstance(s, str):\n        return s.encode(encoding)\n',
+    duck = _mod_with('    if isinstance(s, str):\n        return s.encode(encoding)\n',
                        '    if hasattr(s, "encode"):\n        return s.encode(encoding)\n')  # fmt: skip
-    assert duck != MOD
     assert _failures(found, duck, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
     assert not _emitted(jobs["pick"]["tests"], kind="userstring"), jobs["pick"]["tests"]
 
@@ -544,8 +546,7 @@ def test_foreign_flags_as_integers_are_pinned_where_read_as_the_flag(jobs, tmp_p
     found = _emitted(jobs["label"]["tests"], slot="kw:short", kind="flag_1", rule="read_alike")
     assert found and all("short=1)" in t["test"] for t in found), jobs["label"]["tests"]
     assert _emitted(jobs["label"]["tests"], slot="kw:short", kind="flag_0", rule="read_alike")
-    identity = MOD.replace("return str(n) if short else", "return str(n) if short is True else")
-    assert identity != MOD
+    identity = _mod_with("return str(n) if short else", "return str(n) if short is True else")
     failures = _failures(found, identity, tmp_path, monkeypatch)
     assert failures["gold"] == 0 and failures["wrong"] >= 1, failures
 
@@ -556,8 +557,7 @@ def test_foreign_numbers_as_text_are_pinned_where_read_as_the_number(jobs, tmp_p
     found = _emitted(jobs["nth"]["tests"], slot="arg0", kind="text", rule="read_alike")
     assert found, jobs["nth"]["tests"]
     assert not any(re.search(r"mod\.nth\('1[123]'\)", t["test"]) for t in found), found
-    index_only = MOD.replace("    n = abs(int(n))", "    n = abs(__import__('operator').index(n))")
-    assert index_only != MOD
+    index_only = _mod_with("    n = abs(int(n))", "    n = abs(__import__('operator').index(n))")
     failures = _failures(found, index_only, tmp_path, monkeypatch)
     assert failures == {"gold": 0, "wrong": len(found)}, failures
 
@@ -569,12 +569,11 @@ def test_foreign_callables_failing_once_pin_the_callers_error(jobs, tmp_path, mo
     found = _emitted(jobs["count_by"]["tests"], slot="arg0", kind="failing_once_keyerror",
                      rule="propagated")  # fmt: skip
     assert found and "_SweAbsFailingCallable(KeyError, once=True)" in found[0]["test"], found
-    eafp = MOD.replace(
+    eafp = _mod_with(
         "        k = key(x)\n        out[k] = out.get(k, 0) + 1\n",
         "        try:\n            out[key(x)] += 1\n        except KeyError:\n"
         "            out[key(x)] = 1\n",
     )
-    assert eafp != MOD
     assert _failures(found, eafp, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
 
 
