@@ -32,7 +32,11 @@ instances while the foreign probe learnt to pin failures of any type and values 
 ``candidates=outside8``; ``all`` and ``all_correct`` include it since. A ninth, written by four
 further helpers on all 31 instances while the foreign probe learnt mappings, ``UserString``
 texts and flags as integers (``data/outside_candidates_9_*``, ``data/OUTSIDE_9_*.md``), was
-graded once by ``candidates=outside9``; ``all`` and ``all_correct`` include it since.
+graded once by ``candidates=outside9``; ``all`` and ``all_correct`` include it since. A tenth,
+written by four further helpers on all 31 instances while the foreign probe learnt sequences read
+by index alone and the near texts other normal forms, dashes and signs
+(``data/outside_candidates_10_*``, ``data/OUTSIDE_10_*.md``), is held out until its one grading
+by ``candidates=outside10``.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -62,6 +66,7 @@ CandidateSets = Literal[
     "outside7",
     "outside8",
     "outside9",
+    "outside10",
     "all",
     "all_correct",
 ]

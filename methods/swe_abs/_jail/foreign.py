@@ -1,9 +1,10 @@
 """Foreign inputs: a value outside the declared domain put in place of one argument of the call to
 the function under test (None, the other of str/bytes, a bytearray, a number as text, a text as
 a ``UserString``, a flag as the integer 1 or 0, a scalar in a list, a sequence whose iteration
-fails at its end or after its first item, a sequence as a one-shot iterator or as a mapping whose
-keys are its items, a container with an unhashable first item, a callable that fails, always or
-on its first call only), and where the reference's outcome on such an input comes from.
+fails at its end or after its first item, a sequence as a one-shot iterator, as an object read
+by index alone or as a mapping whose keys are its items, a container with an unhashable first
+item, a callable that fails, always or on its first call only), and where the reference's
+outcome on such an input comes from.
 
 An outcome is worth pinning when a correct fix must keep it:
 
@@ -37,9 +38,9 @@ from typing import Any, Literal
 from .values import HELPERS, expression
 
 Site = Literal["explicit", "propagated", "inside", "outside"]
-READ_ALIKE_KINDS = frozenset({"iterator", "text", "mapping", "flag_1", "flag_0"})
-"""The foreign kinds that carry the declared value's content (its items read once or as a
-mapping's keys, a number or bytes as text, a flag as 1 or 0): where gold returns on them what it
+READ_ALIKE_KINDS = frozenset({"iterator", "sequence", "text", "mapping", "flag_1", "flag_0"})
+"""The foreign kinds that carry the declared value's content (its items read once, by index
+alone or as a mapping's keys, a number or bytes as text, a flag as 1 or 0): where gold returns on them what it
 returns on the declared value, and so did the tree before the fix, the function reads them alike
 and a fix must keep it (rule ``read_alike``). A one-shot iterator is counted
 (:func:`.calls.counted_call`): how far the call reads it ahead is pinned too. A ``UserString``
@@ -50,6 +51,7 @@ _RAISE_OPS = frozenset({"RAISE_VARARGS"})
 _BOOM = HELPERS["_SweAbsBoom"]
 _FAILING_ITERABLE = HELPERS["_SweAbsFailingIterable"]
 _FAILING_CALLABLE = HELPERS["_SweAbsFailingCallable"]
+_SEQUENCE = HELPERS["_SweAbsSequence"]
 _CALLER_OWN = (_FAILING_ITERABLE.__name__, _FAILING_CALLABLE.__name__)
 _LOOKUP_ERRORS = (TypeError, KeyError, IndexError, AttributeError, ValueError)
 
@@ -113,6 +115,8 @@ def replacements(value: Any) -> list[tuple[str, str]]:
         if inner is not None:  # the same items, readable once (two or more: a second pass shows)
             out.append(("iterator", f"iter({inner})"))
         out.append(("mapping", _as_keys(value)))
+        # the same items behind ``__getitem__`` alone: what ``for`` reads, not ``len``
+        out.append(("sequence", expression(_SEQUENCE(value)) if value else None))
         if len(value) > 1:  # fails after its first item: mid-way, not only at the end
             out.append(("failing_early", expression(_FAILING_ITERABLE(value[:1], _BOOM))))
         if value:

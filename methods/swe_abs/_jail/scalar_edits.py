@@ -134,6 +134,24 @@ def _astral_marks(s: str) -> Labelled:
     return [("astral mark", s[:at] + _ASTRAL_MARK + s[at + 1 :])]
 
 
+# Dashes other than the ASCII hyphen-minus that texts copied from prose carry (hyphen, en dash).
+_DASHES = (("hyphen", "\u2010"), ("en dash", "\u2013"))
+_STACKED_MARK = "\u0301"  # COMBINING ACUTE ACCENT, stacked after a text's first mark
+
+
+def _unicode_forms(s: str) -> Labelled:
+    """``s`` in the other Unicode normal forms (composed, decomposed), with its ASCII hyphens as
+    other dashes, and with a second combining mark stacked on its first."""
+    out: Labelled = [(f"normal form {form}", unicodedata.normalize(form, s))
+                     for form in ("NFC", "NFD")]  # fmt: skip
+    if "-" in s:
+        out += [(f"dash {name}", s.replace("-", dash)) for name, dash in _DASHES]
+    at = next((i for i, c in enumerate(s) if unicodedata.category(c).startswith("M")), None)
+    if at is not None:
+        out.append(("stacked marks", s[: at + 1] + _STACKED_MARK + s[at + 1 :]))
+    return out
+
+
 def _text_edits(s: str, constants: Constants) -> list[Labelled]:
     """The labelled edits of a text by kind, each without the text itself (empty kinds left
     out)."""
@@ -145,6 +163,9 @@ def _text_edits(s: str, constants: Constants) -> list[Labelled]:
     first = next((i for i, c in enumerate(s) if c.isdigit()), None)
     if first is not None:
         digits.append(("leading zeros", s[:first] + "000" + s[first:]))
+        if first == 0 or s[first - 1] not in "+-":  # a sign where none is written
+            digits.append(("plus sign", s[:first] + "+" + s[first:]))
+        digits.append(("word after", f"{s} apples"))
     for i in range(len(s) - 1):
         if s[i].isdigit() and s[i + 1].isdigit():  # separators numbers are written with
             digits += [(f"digits {sep!r}", s[: i + 1] + sep + s[i + 1 :]) for sep in "_., "]
@@ -163,7 +184,7 @@ def _text_edits(s: str, constants: Constants) -> list[Labelled]:
     word = re.search(r"[A-Za-z]{2,}", s)
     if word:  # a possessive or contraction inside the text: ``'`` between letters
         letters.append(("apostrophe s", s[: word.end()] + "'s" + s[word.end() :]))
-    marks = _astral_marks(s)
+    marks = _astral_marks(s) + _unicode_forms(s)
     # a literal of the code: a kind of its own for each text the code matches (named in the
     # labels, so each keeps tests of its own), one kind for the other literals
     literals = [_literal_edits(s, c, f"literal {c!r}") for c in constants.matched]
@@ -174,7 +195,8 @@ def _text_edits(s: str, constants: Constants) -> list[Labelled]:
     blank: Labelled = [("empty", ""), ("spaces around", f" {s} "), ("tab after", f"{s}\t"),
                        ("newline after", f"{s}\n"), ("doubled", s + s),
                        ("long", s * (_LONG // max(len(s), 1) + 1) if s else s),
-                       ("byte-order mark", _BOM + s)]  # fmt: skip
+                       ("byte-order mark", _BOM + s),
+                       ("many words", " ".join([s] * 40) if s.strip() else s)]  # fmt: skip
     words: Labelled = [(f"word {w}", w) for w in _WORDS]
     groups = [case, dropped, digits, _code_points(s), letters, marks, *literals, blank, words]
     return [g for g in (dedupe_labelled(g, drop=s) for g in groups) if g]

@@ -182,6 +182,23 @@ class _SweAbsIterator:
         return type(other) is type(self) and other.items[other.position:] == self.items[self.position:]
 
 
+class _SweAbsSequence:
+    """A sequence readable only by index (``__getitem__`` until IndexError: the old iteration
+    protocol that ``for`` and ``list()`` follow), without ``__iter__`` or ``__len__``."""
+
+    def __init__(self, items):
+        self.items = list(items)
+
+    def __getitem__(self, index):
+        return self.items[index]
+
+    def __repr__(self):
+        return f"_SweAbsSequence({self.items!r})"
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.items == self.items
+
+
 class _SweAbsFailingCallable:
     """A callable that raises whatever it is called with (``once``: on its first call only, then
     it returns its first argument, so that code which catches the error and calls again goes on)."""
@@ -281,6 +298,7 @@ HELPERS: dict[str, Any] = {
         "_SweAbsFailingIterable",
         "_SweAbsFailingCallable",
         "_SweAbsIterator",
+        "_SweAbsSequence",
         "_swe_abs_collections",
     )  # fmt: skip
 }
@@ -295,6 +313,7 @@ within = _ns["_swe_abs_within"]
 _FAILING_ITERABLE: type = _ns["_SweAbsFailingIterable"]
 _FAILING_CALLABLE: type = _ns["_SweAbsFailingCallable"]
 _ITERATOR: type = _ns["_SweAbsIterator"]
+_SEQUENCE: type = _ns["_SweAbsSequence"]
 
 
 Observation = tuple[str, Any, Any, "Extra"]
@@ -434,6 +453,9 @@ def _build(value: Any, depth: int) -> str | None:
         return None if inner is None else f"{t.__name__}({inner}, {value.error.__name__})"
     if t is _ITERATOR:
         inner = _build(value.items[value.position :], depth + 1)
+        return None if inner is None else f"{t.__name__}({inner})"
+    if t is _SEQUENCE:
+        inner = _build(value.items, depth + 1)
         return None if inner is None else f"{t.__name__}({inner})"
     if t is _FAILING_CALLABLE:
         return repr(value)

@@ -25,7 +25,16 @@ def test_a_sequence_of_two_or_more_items_gets_a_one_shot_iterator_over_them():
 
 def test_a_number_gets_its_text_which_may_be_read_alike():
     assert dict(replacements(11))["text"] == "'11'"
-    assert {"iterator", "text", "mapping", "flag_1", "flag_0"} == READ_ALIKE_KINDS
+    assert {"iterator", "sequence", "text", "mapping", "flag_1", "flag_0"} == READ_ALIKE_KINDS
+
+
+def test_a_sequence_gets_an_object_readable_by_index_alone():
+    seq = _built(dict(replacements(("b", [1])))["sequence"])
+    assert list(seq) == ["b", [1]] and list(seq) == ["b", [1]]  # read again from the start
+    assert not hasattr(seq, "__iter__") and not hasattr(seq, "__len__")
+    with pytest.raises(TypeError):
+        len(seq)  # type: ignore[arg-type]
+    assert "sequence" not in dict(replacements([]))  # empty: nothing to read by index
 
 
 def test_a_sequence_of_distinct_hashable_items_gets_a_mapping_keyed_by_them():

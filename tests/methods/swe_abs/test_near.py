@@ -223,7 +223,8 @@ def test_texts_get_a_space_between_digits_a_long_repeat_and_a_byte_order_mark():
     near = neighbours("a12", NONE)
     assert "a1 2" in near  # a space written between digits, like `_ . ,`
     long = [v for v in near if isinstance(v, str) and len(v) > 100]
-    assert long == ["a12" * 34]  # past limits on counts of replacements (32, 64)
+    # past limits on counts of replacements (32, 64), and of words
+    assert long == ["a12" * 34, " ".join(["a12"] * 40)]
     assert "\ufeffa12" in near
     assert b"\xef\xbb\xbfa\xe9" in neighbours(b"a\xe9", NONE)  # the UTF-8 mark's bytes, rest as is
 
@@ -418,3 +419,18 @@ def test_texts_get_an_apostrophe_parentheses_and_a_combining_mark_outside_the_bm
     near = neighbours("a \u0301 b", NONE)
     assert "a \U000101fd b" in near
     assert not any("\U000101fd" in v for v in neighbours("a b", NONE) if isinstance(v, str))
+
+
+def test_texts_get_other_normal_forms_dashes_stacked_marks_signs_and_many_words():
+    # issue 27, eleventh round (ninth outside set): a text in another Unicode normal form, with
+    # other dashes, with a second mark stacked; a number with a '+' or a word after; many words
+    near = neighbours("caf\u00e9-1", NONE)
+    assert {"cafe\u0301-1", "caf\u00e9\u20101", "caf\u00e9\u20131"} <= set(near)
+    assert "caf\u00e9-1 apples" in near
+    assert "caf\u00e9-+1" not in near and "caf\u00e9 +1" in neighbours("caf\u00e9 1", NONE)
+    assert "e\u0301\u0301x" in neighbours("e\u0301x", NONE)  # stacked on the first mark
+    assert "\u00e9x" in neighbours("e\u0301x", NONE)  # composed
+    assert not any("+" in v for v in neighbours("-5", NONE) if isinstance(v, str))  # signed
+    assert not any("apples" in v for v in neighbours("abc", NONE) if isinstance(v, str))
+    assert " ".join(["ab c"] * 40) in neighbours("ab c", NONE)
+    assert not any("\u2013" in v for v in neighbours("ab", NONE) if isinstance(v, str))
