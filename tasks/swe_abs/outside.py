@@ -35,8 +35,8 @@ texts and flags as integers (``data/outside_candidates_9_*``, ``data/OUTSIDE_9_*
 graded once by ``candidates=outside9``; ``all`` and ``all_correct`` include it since. A tenth,
 written by four further helpers on all 31 instances while the foreign probe learnt sequences read
 by index alone and the near texts other normal forms, dashes and signs
-(``data/outside_candidates_10_*``, ``data/OUTSIDE_10_*.md``), is held out until its one grading
-by ``candidates=outside10``.
+(``data/outside_candidates_10_*``, ``data/OUTSIDE_10_*.md``), was graded once by
+``candidates=outside10``; ``all`` and ``all_correct`` include it since.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -76,7 +76,7 @@ NUMBERED_SETS = tuple(
     if name.removeprefix("outside").isdigit()
 )
 """The outside sets after the first, by number (``candidates=outside<N>``)."""
-IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9)
+IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9, 10)
 """The numbered sets ``all`` and ``all_correct`` include: those graded once while held out. A
 set joins only after that grading, so no run sees it before its frozen generator does."""
 
