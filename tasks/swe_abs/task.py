@@ -121,8 +121,8 @@ class SweAbsConfig:
     fourth, written while it was tuned on the first three), ``outside5`` (only the fifth, on the
     instances the fourth did not use), ``outside6`` (only the sixth, on all 31 instances),
     ``outside7`` (only the seventh, on all 31 instances), ``outside8`` (only the eighth, on all
-    31 instances), ``outside9`` (only the ninth, on all 31 instances), ``outside10`` (only the tenth, on all 31 instances), ``all`` (own and every outside set
-    graded so far, on every instance), ``all_correct`` (the same with only the outside sets'
+    31 instances), ``outside9`` (only the ninth, on all 31 instances), ``outside10`` (only the
+    tenth, on all 31 instances), ``all`` (own and every outside set graded so far, on every instance), ``all_correct`` (the same with only the outside sets'
     correct patches: a check that no correct patch is rejected, at a fraction of the time). solver: model (the model under test writes a patch, graded
     before/after) or none. tests_from: new tests from the model-free generators (differential +
     explore), the model (tester role), both, or none. mutants_from: operator mutants of the

@@ -40,9 +40,9 @@ from .values import HELPERS, expression
 Site = Literal["explicit", "propagated", "inside", "outside"]
 READ_ALIKE_KINDS = frozenset({"iterator", "sequence", "text", "mapping", "flag_1", "flag_0"})
 """The foreign kinds that carry the declared value's content (its items read once, by index
-alone or as a mapping's keys, a number or bytes as text, a flag as 1 or 0): where gold returns on them what it
-returns on the declared value, and so did the tree before the fix, the function reads them alike
-and a fix must keep it (rule ``read_alike``). A one-shot iterator is counted
+alone or as a mapping's keys, a number or bytes as text, a flag as 1 or 0): where gold returns on
+them what it returns on the declared value, and so did the tree before the fix, the function
+reads them alike and a fix must keep it (rule ``read_alike``). A one-shot iterator is counted
 (:func:`.calls.counted_call`): how far the call reads it ahead is pinned too. A ``UserString``
 is not among them: read alike, it rejected five correct patches in a trial on the seen sets
 (four a ``dasherize`` that returns ``str`` where gold keeps the ``UserString``, one a check of

@@ -126,9 +126,14 @@ def _code_points(s: str) -> Labelled:
 _ASTRAL_MARK = "\U000101fd"
 
 
+def _first_mark(s: str) -> int | None:
+    """The index of the first combining mark (category M*) of ``s``, if any."""
+    return next((i for i, c in enumerate(s) if unicodedata.category(c).startswith("M")), None)
+
+
 def _astral_marks(s: str) -> Labelled:
     """The first combining mark of ``s`` replaced by one outside the BMP."""
-    at = next((i for i, c in enumerate(s) if unicodedata.category(c).startswith("M")), None)
+    at = _first_mark(s)
     if at is None:
         return []
     return [("astral mark", s[:at] + _ASTRAL_MARK + s[at + 1 :])]
@@ -146,7 +151,7 @@ def _unicode_forms(s: str) -> Labelled:
                      for form in ("NFC", "NFD")]  # fmt: skip
     if "-" in s:
         out += [(f"dash {name}", s.replace("-", dash)) for name, dash in _DASHES]
-    at = next((i for i, c in enumerate(s) if unicodedata.category(c).startswith("M")), None)
+    at = _first_mark(s)
     if at is not None:
         out.append(("stacked marks", s[: at + 1] + _STACKED_MARK + s[at + 1 :]))
     return out

@@ -527,6 +527,18 @@ def test_foreign_mappings_are_pinned_where_read_as_the_sequence(jobs, tmp_path, 
     assert failures["gold"] == 0 and failures["wrong"] >= 1, failures
 
 
+def test_foreign_sequences_read_by_index_are_pinned_where_read_as_the_list(
+    jobs, tmp_path, monkeypatch
+):
+    """issue 27, eleventh round: total() sums an object read by index alone (``for`` follows
+    ``__getitem__``) as it sums the list; a fix that takes ``len`` of it fails."""
+    found = _emitted(jobs["total"]["tests"], slot="arg0", kind="sequence", rule="read_alike")
+    assert found and "_SweAbsSequence([" in found[0]["test"], jobs["total"]["tests"]
+    indexed = _mod_with("    for x in seq:\n        acc = acc + x\n",
+                        "    for i in range(len(seq)):\n        acc = acc + seq[i]\n")  # fmt: skip
+    assert _failures(found, indexed, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
+
+
 def test_foreign_userstrings_are_pinned_only_where_rejected_on_purpose(jobs, tmp_path, monkeypatch):
     """issue 27, tenth round: to_bytes() rejects a UserString by its raise statement: pinned, and
     a duck-typed fix that encodes it fails. pick() returns on one as on the text: not pinned (a
