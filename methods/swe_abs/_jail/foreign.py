@@ -1,7 +1,9 @@
 """Foreign inputs: a value outside the declared domain put in place of one argument of the call to
 the function under test (None, the other of str/bytes, a bytearray, a number as text, a text as
-a ``UserString``, a flag as the integer 1 or 0, a scalar in a list, a sequence whose iteration
-fails at its end or after its first item, a sequence as a one-shot iterator, as an object read
+a ``UserString``, an integer behind ``__index__`` alone, a flag as the integer 1 or 0, a scalar
+in a list, a sequence whose iteration fails at its end or after its first item (with the probe's
+own error, and at once, after its first item or at its end with a ``RuntimeError``: the class a
+fix catches beside ``StopIteration``), a sequence as a one-shot iterator, as an object read
 by index alone or as a mapping whose keys are its items, a container with an unhashable first
 item, a callable that fails, always or on its first call only), and where the reference's
 outcome on such an input comes from.
@@ -38,9 +40,12 @@ from typing import Any, Literal
 from .values import HELPERS, expression
 
 Site = Literal["explicit", "propagated", "inside", "outside"]
-READ_ALIKE_KINDS = frozenset({"iterator", "sequence", "text", "mapping", "flag_1", "flag_0"})
+READ_ALIKE_KINDS = frozenset(
+    {"iterator", "sequence", "text", "mapping", "flag_1", "flag_0", "index"}
+)
 """The foreign kinds that carry the declared value's content (its items read once, by index
-alone or as a mapping's keys, a number or bytes as text, a flag as 1 or 0): where gold returns on
+alone or as a mapping's keys, a number or bytes as text, a flag as 1 or 0, an integer behind
+``__index__`` alone): where gold returns on
 them what it returns on the declared value, and so did the tree before the fix, the function
 reads them alike and a fix must keep it (rule ``read_alike``). A one-shot iterator is counted
 (:func:`.calls.counted_call`): how far the call reads it ahead is pinned too. A ``UserString``
@@ -52,6 +57,10 @@ _BOOM = HELPERS["_SweAbsBoom"]
 _FAILING_ITERABLE = HELPERS["_SweAbsFailingIterable"]
 _FAILING_CALLABLE = HELPERS["_SweAbsFailingCallable"]
 _SEQUENCE = HELPERS["_SweAbsSequence"]
+_INDEX = HELPERS["_SweAbsIndex"]
+# Errors a source iterable raises besides the probe's own class: a fix that catches one of them
+# around its reading (beside StopIteration) swallows the caller's failure.
+_SOURCE_ERRORS = (RuntimeError,)
 _CALLER_OWN = (_FAILING_ITERABLE.__name__, _FAILING_CALLABLE.__name__)
 _LOOKUP_ERRORS = (TypeError, KeyError, IndexError, AttributeError, ValueError)
 
@@ -109,8 +118,20 @@ def replacements(value: Any) -> list[tuple[str, str]]:
                 ("bytearray", expression(bytearray(value)))]  # fmt: skip
     elif isinstance(value, int | float):
         out += [("text", repr(str(value))), ("in_list", _in_list(value))]
+        if type(value) is int:  # what ``range`` and slicing read: ``__index__`` alone
+            out.append(("index", expression(_INDEX(value))))
     elif isinstance(value, list | tuple):
         out.append(("failing_iterable", expression(_FAILING_ITERABLE(value, _BOOM))))
+        for error in _SOURCE_ERRORS:  # at once, after the first item, at the end
+            name = error.__name__.lower()
+            out.append((f"failing_at_once_{name}", expression(_FAILING_ITERABLE([], error))))
+            if value:
+                out.append((f"failing_early_{name}",
+                            expression(_FAILING_ITERABLE(value[:1], error))))  # fmt: skip
+            if len(value) > 1:
+                out.append(
+                    (f"failing_iterable_{name}", expression(_FAILING_ITERABLE(value, error)))
+                )
         inner = expression(value) if len(value) > 1 else None
         if inner is not None:  # the same items, readable once (two or more: a second pass shows)
             out.append(("iterator", f"iter({inner})"))

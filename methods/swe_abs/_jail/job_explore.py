@@ -42,7 +42,8 @@ def select(
     """Greedy choice of at most ``limit`` tests: first those reaching slice lines no test
     covered yet (the coverage-driven stage), then those with a documented edit (an argument and
     a kind of its documented domain, :mod:`.near`) no test has yet, then those with an edit (an
-    argument and what was done to it: ``newline after``, ``item upper``) no test has yet, then,
+    argument, what was done to it: ``newline after``, ``item upper``, and the outcome class:
+    ``returns``, ``raises builtins.LookupError``) no test has yet, then,
     one at a time, the test that adds the most not yet covered features (lines executed, each
     argument's class, each pair of argument classes, the call's form, the outcome's class, the
     values' facets); ties go to the earlier (simpler) example. When no example adds anything,
@@ -80,6 +81,11 @@ def select(
         chosen.append(test)
     chosen += [item[2] for item in pool[: max(limit - len(chosen), 0)]]
     return chosen
+
+
+def _outcome_text(out: tuple[Any, ...]) -> str:
+    """An observation's outcome class: ``returns`` or ``raises <module.Type>``."""
+    return f"raises {'.'.join(out[1])}" if out[0] == "raise" else "returns"
 
 
 def used_names(form: str) -> set[str]:
@@ -195,7 +201,11 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
         if tag is not None and tag[0] in used[_form]:  # kept first by :func:`select`, once
             features.add(("documented", *tag))  # per (argument, kind)
         if edit is not None and edit[0] in used[_form]:  # kept next, once per (argument,
-            features.add(("edit", *edit))  # label of the edit)
+            # label of the edit, outcome): an edit whose effect needs another argument's value
+            # (an error handler's name upper-cased, beside bytes that fail to decode) is kept
+            # where it raised as well as where it returned
+            edit = (*edit, _outcome_text(out))
+            features.add(("edit", *edit))
         else:
             edit = None
         key = frozenset(f for f in features if f[0] != "pair")
@@ -214,7 +224,7 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
         item = {"test": test, "lines": sorted({ln for _, ln in lines}),
                 "new_lines": sorted({ln for _, ln in fresh})}  # fmt: skip
         if edit is not None:
-            item["edit"] = f"{edit[0]}: {edit[1]}"
+            item["edit"] = f"{edit[0]}: {edit[1]}, {edit[2]}"
         kept.append((fresh, features, item))
 
     try:

@@ -54,8 +54,14 @@ def _may_return_early(kind: str, value: Any, others: list[Any]) -> bool:
     this foreign input: beside an empty or zero argument it may return before it touches the
     foreign one (the first outside set's correct ``partition(None, [])``, ``topk(0, None)``);
     ``None`` for an integer is Python's "no bound" (``islice(it, None)``: a correct ``partition``
-    reads ``partition(None, seq)`` as one whole tuple where gold fails)."""
-    return any(_trivial(v) for v in others) or (kind == "none" and type(value) is int)
+    reads ``partition(None, seq)`` as one whole tuple where gold fails); and an integer behind
+    ``__index__`` alone is one that a fix calling ``operator.index`` reads where gold's
+    arithmetic on it fails."""
+    return (
+        any(_trivial(v) for v in others)
+        or (kind == "none" and type(value) is int)
+        or kind == "index"
+    )
 
 
 def _returns_alike(a: Observation, b: Observation) -> bool:

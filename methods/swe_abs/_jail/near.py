@@ -14,9 +14,10 @@ The edits, by kind (a draw picks a kind first, then an edit of that kind):
   code under test (or a word inside it) alone, before, inside or after it, after it and a plural
   ``s``, after it twice, or after it with its separators written otherwise (``_id`` as ``-id``),
   or nearly alone (upper-cased, capitalised, a newline after it, spaces around it); empty, white
-  space around it, a tab or a newline after it, doubled, repeated past 100 characters, a
-  byte-order mark before it; in its place a word parsers treat apart (``None``, ``null``, ``NaN``,
-  ``inf``, ``True``); for bytes, the other buffer type (the same bytes, and empty);
+  space around it, a tab or a newline after it, a newline before it, doubled, repeated past 100
+  characters, a byte-order mark before it; in its place a word parsers treat apart (``None``,
+  ``null``, ``NaN``, ``inf``, ``True``); for bytes, the other buffer type (the same bytes, and
+  empty);
 - integers: the code's own integer constants; one either side of them, plus a hundred, with
   the drawn value's hundreds (``13`` → ``113``, ``1013``); one and ten further from zero; never
   across zero, never another type;

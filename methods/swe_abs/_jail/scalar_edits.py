@@ -196,9 +196,11 @@ def _text_edits(s: str, constants: Constants) -> list[Labelled]:
     literals.append([e for c in constants.texts if c not in constants.matched
                      for e in _literal_edits(s, c, "literal")])  # fmt: skip
     # empty; white space around; doubled; long (limits on counts); a byte-order mark before;
-    # a newline after (``$`` in a pattern matches before it)
+    # a newline after (``$`` in a pattern matches before it); a newline before (``.`` in a
+    # pattern stops at it, so ``match`` sees an empty first line)
     blank: Labelled = [("empty", ""), ("spaces around", f" {s} "), ("tab after", f"{s}\t"),
-                       ("newline after", f"{s}\n"), ("doubled", s + s),
+                       ("newline after", f"{s}\n"), ("newline before", f"\n{s}"),
+                       ("doubled", s + s),
                        ("long", s * (_LONG // max(len(s), 1) + 1) if s else s),
                        ("byte-order mark", _BOM + s),
                        ("many words", " ".join([s] * 40) if s.strip() else s)]  # fmt: skip

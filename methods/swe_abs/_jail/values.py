@@ -199,6 +199,26 @@ class _SweAbsSequence:
         return type(other) is type(self) and other.items == self.items
 
 
+class _SweAbsIndex:
+    """An integer behind ``__index__`` alone (what ``range``, slicing and ``operator.index``
+    read), not an ``int``."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+    def __repr__(self):
+        return f"_SweAbsIndex({self.value!r})"
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.value == self.value
+
+    def __hash__(self):
+        return hash(("_SweAbsIndex", self.value))
+
+
 class _SweAbsFailingCallable:
     """A callable that raises whatever it is called with (``once``: on its first call only, then
     it returns its first argument, so that code which catches the error and calls again goes on)."""
@@ -299,6 +319,7 @@ HELPERS: dict[str, Any] = {
         "_SweAbsFailingCallable",
         "_SweAbsIterator",
         "_SweAbsSequence",
+        "_SweAbsIndex",
         "_swe_abs_collections",
     )  # fmt: skip
 }
@@ -314,6 +335,7 @@ _FAILING_ITERABLE: type = _ns["_SweAbsFailingIterable"]
 _FAILING_CALLABLE: type = _ns["_SweAbsFailingCallable"]
 _ITERATOR: type = _ns["_SweAbsIterator"]
 _SEQUENCE: type = _ns["_SweAbsSequence"]
+_INDEX: type = _ns["_SweAbsIndex"]
 
 
 Observation = tuple[str, Any, Any, "Extra"]
@@ -457,6 +479,8 @@ def _build(value: Any, depth: int) -> str | None:
     if t is _SEQUENCE:
         inner = _build(value.items, depth + 1)
         return None if inner is None else f"{t.__name__}({inner})"
+    if t is _INDEX:
+        return repr(value) if type(value.value) is int else None
     if t is _FAILING_CALLABLE:
         return repr(value)
     if t.__module__ == "collections" and t.__name__ in ("OrderedDict", "defaultdict", "deque"):

@@ -25,7 +25,46 @@ def test_a_sequence_of_two_or_more_items_gets_a_one_shot_iterator_over_them():
 
 def test_a_number_gets_its_text_which_may_be_read_alike():
     assert dict(replacements(11))["text"] == "'11'"
-    assert {"iterator", "sequence", "text", "mapping", "flag_1", "flag_0"} == READ_ALIKE_KINDS
+    assert {"iterator", "sequence", "text", "mapping", "flag_1", "flag_0", "index"} == (
+        READ_ALIKE_KINDS
+    )
+
+
+def test_an_integer_gets_an_object_read_by_index_alone_but_a_float_or_flag_does_not():
+    built = _built(dict(replacements(3))["index"])
+    assert type(built) is not int and operator.index(built) == 3
+    assert list(range(built)) == [0, 1, 2] and "abcd"[:built] == "abc"
+    with pytest.raises(TypeError):
+        built + 1  # type: ignore[operator]  # no arithmetic: ``__index__`` alone
+    assert "index" not in dict(replacements(2.0))
+    assert "index" not in dict(replacements(True))
+
+
+@pytest.mark.parametrize(
+    ("items", "kinds"),
+    [
+        ([], {"failing_at_once_runtimeerror"}),
+        ([7], {"failing_at_once_runtimeerror", "failing_early_runtimeerror"}),
+        (
+            [7, 8],
+            {"failing_at_once_runtimeerror", "failing_early_runtimeerror",
+             "failing_iterable_runtimeerror"},
+        ),
+    ],
+)  # fmt: skip
+def test_a_sequence_gets_sources_failing_with_runtimeerror_at_once_early_and_at_the_end(
+    items, kinds
+):
+    made = {k: c for k, c in replacements(items) if k.endswith("_runtimeerror")}
+    assert set(made) == kinds
+    read_before = {"failing_at_once_runtimeerror": [], "failing_early_runtimeerror": items[:1],
+                   "failing_iterable_runtimeerror": items}  # fmt: skip
+    for kind, code in made.items():
+        got: list[object] = []
+        with pytest.raises(RuntimeError, match="_swe_abs"):
+            for item in _built(code):  # type: ignore[attr-defined]
+                got.append(item)
+        assert got == read_before[kind], kind
 
 
 def test_a_sequence_gets_an_object_readable_by_index_alone():

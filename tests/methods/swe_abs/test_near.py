@@ -16,6 +16,7 @@ from methods.swe_abs._jail.near import (
     near_calls,
     neighbours,
 )
+from methods.swe_abs._jail.scalar_edits import scalar_edits
 from methods.swe_abs._jail.values import SUBCLASSES, expression
 
 NONE = Constants()
@@ -120,7 +121,7 @@ def test_calls_edit_exactly_one_argument_and_stay_expressible_as_code(
 ):
     monkeypatch.syspath_prepend(swe_abs_site)
     spec = {"args": {"s": "st.sampled_from(['12', 'ab'])", "flag": "st.just(True)"}}
-    tagged = _draw_all(near_calls(spec, Constants(texts=(";",))), 200, swe_abs_site, monkeypatch)
+    tagged = _draw_all(near_calls(spec, Constants(texts=(";",))), 400, swe_abs_site, monkeypatch)
     # every edited call names its edit: the argument and what was done to it
     assert all(d[EDIT_KEY][0] == "s" for d in tagged if EDIT_KEY in d)
     labels = {d[EDIT_KEY][1] for d in tagged if EDIT_KEY in d}
@@ -338,6 +339,15 @@ def test_texts_get_a_newline_after_them_and_the_words_parsers_treat_apart():
     assert "legacy\n" in near
     assert {"None", "null", "NaN", "inf", "True"} <= set(near)
     assert b"legacy\n" in neighbours(b"legacy", NONE)
+
+
+def test_texts_get_a_newline_before_them():
+    # issue 27, twelfth round: a fix testing `re.match(r".*1\d$", s)` reads the first line
+    # alone (`.` stops at a newline), so "Lot\n12" differs where "12\n" does not
+    labelled = {lb: v for g in scalar_edits("12", NONE) for lb, v in g}
+    assert labelled["newline before"] == "\n12"
+    assert "\n12" in neighbours("12", NONE)
+    assert b"\nab" in neighbours(b"ab", NONE)
 
 
 def test_numbers_in_text_get_their_point_and_marks_moved():

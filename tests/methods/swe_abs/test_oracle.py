@@ -101,6 +101,10 @@ def count_by(key, seq):
 
 def label(n, short=False):
     return str(n) if short else "#" + str(n)
+
+
+def decoded(data, errors="strict"):
+    return data.decode("utf-8", errors)
 """
 TESTS = """\
 from pkg.mod import add_key, size, to_bytes
@@ -292,6 +296,10 @@ _JOBS = [
     _near("near_humanize", "mod.humanize(s)", {"s": "st.sampled_from(['tag', 'user'])"},
           "humanize"),
     _near("near_pick", "mod.pick(s)", {"s": "st.sampled_from(['legacy', 'modern'])"}, "pick"),
+    # twelfth round: an edit whose effect needs another argument's value
+    _near("near_decoded", "mod.decoded(data, errors=err)",
+          {"data": "st.sampled_from([b'ab', b'ab\\xff'])",
+           "err": "st.sampled_from(['ignore', 'replace'])"}, "decoded"),
     {**_diff("mod.to_bytes(s)", {"s": TEXT_OR_BYTES},
              _variant('raise TypeError("not text or bytes")', 'raise AttributeError("no")')),
      "id": "exc_type"},
@@ -539,6 +547,45 @@ def test_foreign_sequences_read_by_index_are_pinned_where_read_as_the_list(
     assert _failures(found, indexed, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
 
 
+def test_foreign_sources_failing_with_runtimeerror_pin_it_through(jobs, tmp_path, monkeypatch):
+    """issue 27, twelfth round: total()'s caller's iterable failing with ``RuntimeError`` at once,
+    after its first item or at its end comes through; a fix that catches ``RuntimeError`` beside
+    ``StopIteration`` around its reading returns ``start`` instead. The probe's own error class
+    alone (``_SweAbsBoom``) would not show it."""
+    tests = jobs["total"]["tests"]
+    found = [t for t in _emitted(tests, slot="arg0", rule="propagated")
+             if t["kind"].endswith("_runtimeerror")]  # fmt: skip
+    assert {t["kind"] for t in found} >= {"failing_at_once_runtimeerror",
+                                           "failing_early_runtimeerror"}, tests  # fmt: skip
+    assert all("pytest.raises(RuntimeError)" in t["test"] for t in found), found
+    catching = _mod_with(
+        "    for x in seq:\n        acc = acc + x\n",
+        "    try:\n        for x in seq:\n            acc = acc + x\n"
+        "    except (StopIteration, RuntimeError):\n        pass\n",
+    )
+    assert _failures(found, catching, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
+    boom = _emitted(tests, slot="arg0", kind="failing_iterable", rule="propagated")
+    assert boom, tests  # the probe's own class: not caught by such a fix
+    assert _failures(boom, catching, tmp_path / "boom", monkeypatch) == {"gold": 0, "wrong": 0}
+
+
+def test_foreign_integers_read_by_index_are_pinned_where_read_as_the_integer(
+    jobs, tmp_path, monkeypatch
+):
+    """issue 27, twelfth round: nth() reads an object with ``__index__`` alone as the integer
+    (``int()`` takes it), before the fix too; a fix that checks ``isinstance(n, int)`` fails.
+    Where gold's arithmetic on one fails (total()'s ``start``), nothing is pinned: a fix that
+    calls ``operator.index`` may return there."""
+    found = _emitted(jobs["nth"]["tests"], slot="arg0", kind="index", rule="read_alike")
+    assert found and all("_SweAbsIndex(" in t["test"] for t in found), jobs["nth"]["tests"]
+    checked = _mod_with(
+        "    n = abs(int(n))",
+        "    if not isinstance(n, int):\n        raise TypeError(n)\n    n = abs(int(n))",
+    )
+    assert _failures(found, checked, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
+    assert not _emitted(jobs["total"]["tests"], kind="index"), jobs["total"]["tests"]
+
+
 def test_foreign_userstrings_are_pinned_only_where_rejected_on_purpose(jobs, tmp_path, monkeypatch):
     """issue 27, tenth round: to_bytes() rejects a UserString by its raise statement: pinned, and
     a duck-typed fix that encodes it fails. pick() returns on one as on the text: not pinned (a
@@ -728,6 +775,25 @@ def test_near_inputs_reach_where_wrong_fixes_differ(jobs, job, function):
     assert inputs, r
     for label, wrong in _WRONG_NEAR[function].items():
         assert any(_outcome(wrong, v) != _outcome(gold, v) for v in inputs), (label, inputs)
+
+
+def test_near_edits_are_kept_per_outcome_where_another_argument_decides_it(
+    jobs, tmp_path, monkeypatch
+):
+    """issue 27, twelfth round: an upper-cased error handler's name fails (LookupError) only
+    beside bytes that do not decode; one test per (argument, edit) kept whichever came first,
+    often the one that decodes. Kept per outcome too, the failing one is there, and a fix that
+    lower-cases the handler's name fails it."""
+    r = jobs["near_decoded"]
+    assert not r.get("error"), r
+    edits = {t.get("edit") for t in r["tests"]}
+    assert {"err: upper, returns", "err: upper, raises builtins.LookupError"} <= edits, edits
+    lowered = MOD.replace(
+        '    return data.decode("utf-8", errors)', '    return data.decode("utf-8", errors.lower())'
+    )
+    assert lowered != MOD
+    failures = _failures(r["tests"], lowered, tmp_path, monkeypatch)
+    assert failures["gold"] == 0 and failures["wrong"] >= 1, failures
 
 
 def test_near_tests_pass_on_gold_and_reject_a_wrong_fix(jobs, tmp_path, monkeypatch):
