@@ -17,7 +17,7 @@ TEST_ENV := HARNESS_DATA_DIR=$(DATA_DIR) XDG_DATA_HOME=$(CURDIR)/.cache/xdg-data
 	HARNESS_CACHE_DIR=$(CURDIR)/.cache/harness TOKENIZERS_PARALLELISM=false
 PYTEST_ARGS ?=
 
-.PHONY: run test setup apt venv clean bench lint docker
+.PHONY: run test test-full setup apt venv clean bench lint docker
 
 setup: $(STAMP) $(SWE_ABS_STAMP)
 
@@ -76,23 +76,31 @@ $(SWE_ABS_STAMP): tasks/swe_abs/sdists.txt tasks/swe_abs/sandbox-requirements.tx
 run: $(STAMP) $(SWE_ABS_STAMP)
 	$(TEST_ENV) $(VENV)/bin/harness run-all
 
-# Two pytest-xdist workers, one test file each at a time (module fixtures such as swe_abs's
-# all-instances run are built once): the suite's heavy files (vLLM servers, sandboxes, the swe_abs
-# run) overlap on a 2-core machine. Files run in collection order (tests/conftest.py puts the
-# longest and the slow-marked ones first), not xdist's default of most tests first, which left
-# the heavy one-test files for the end. PYTEST_WORKERS= runs it in one process. Tests marked
-# `alone` compare wall times, which a neighbouring worker's load skews, so they run afterwards
-# in one process. Both phases always run; a phase that PYTEST_ARGS leaves empty (exit 5) is no
-# failure.
+# Two pytest-xdist workers, one test file each at a time (module fixtures are built once): the
+# heavy files (embedded models, sandboxes) overlap on a 2-core machine. Files run in collection
+# order (tests/conftest.py puts the longest and the slow-marked ones first), not xdist's default
+# of most tests first, which left the heavy one-test files for the end. PYTEST_WORKERS= runs it
+# in one process. Tests marked `alone` compare wall times, which a neighbouring worker's load
+# skews, so they run afterwards in one process. Both phases always run; a phase that PYTEST_ARGS
+# leaves empty (exit 5) is no failure. Tests marked `full` (vLLM servers, the swe_abs
+# all-instances run, a Ray cluster: about half the suite's machine time) are left to
+# `make test-full`, which CI runs after `make test`.
 PYTEST_WORKERS ?= -n 2 --dist loadfile --no-loadscope-reorder
-test: $(STAMP) $(SWE_ABS_STAMP) docker
+define run_phases
 	@mkdir -p .cache
 	@a=0; b=0; \
-	$(TEST_ENV) $(PY) -m pytest $(PYTEST_WORKERS) -m "not alone" $(PYTEST_ARGS) || a=$$?; \
+	$(TEST_ENV) $(PY) -m pytest $(PYTEST_WORKERS) -m "not alone and $(1)" $(PYTEST_ARGS) || a=$$?; \
 	echo "== tests marked alone (wall-time comparisons), one process"; \
-	$(TEST_ENV) $(PY) -m pytest -m alone $(PYTEST_ARGS) || b=$$?; \
+	$(TEST_ENV) $(PY) -m pytest -m "alone and $(1)" $(PYTEST_ARGS) || b=$$?; \
 	if [ $$a = 5 ] && [ $$b = 5 ]; then exit 5; fi; \
 	for r in $$a $$b; do [ $$r = 0 ] || [ $$r = 5 ] || exit $$r; done
+endef
+
+test: $(STAMP) $(SWE_ABS_STAMP) docker
+	$(call run_phases,not full)
+
+test-full: $(STAMP) $(SWE_ABS_STAMP) docker
+	$(call run_phases,full)
 
 # ruff (rules in pyproject.toml), the formatter's check, and mypy on every package of the project.
 lint: $(STAMP)

@@ -135,14 +135,18 @@ def swe_abs_site() -> str:
         pytest.skip(str(exc))
 
 
-# The suite's longest file (~9 min: one strengthening run over all 31 swe_abs instances) and the
-# files with slow, vLLM or embedded-model tests run first: with two xdist workers taking one file
-# at a time (`make test`), a long file that starts last leaves the other worker idle at the end.
+# The suite's longest file (~15 min: one strengthening run over all 31 swe_abs instances, in
+# `make test-full`) and the files with slow, vLLM or embedded-model tests run first: with two
+# xdist workers taking one file at a time, a long file that starts last leaves the other worker
+# idle at the end.
 _LONGEST_FILE = "test_all_instances.py"
 _HEAVY_MARKERS = ("slow", "vllm", "embedded")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:  # a vLLM server's start is heavy integration: `make test-full` runs it
+        if item.get_closest_marker("vllm") and not item.get_closest_marker("full"):
+            item.add_marker(pytest.mark.full)
     heavy = {item.path for item in items if any(item.get_closest_marker(m) for m in _HEAVY_MARKERS)}
 
     def rank(item: pytest.Item) -> int:

@@ -15,9 +15,10 @@ import pytest
 
 from .conftest import CLAMP, GOOD, run_swe_abs
 
-# One run over 31 instances grading every own candidate and every outside correct patch (~250
-# patches): longer than the suite's default per-test limit on a loaded 2-core machine.
-pytestmark = pytest.mark.timeout(2400)
+# One run over 31 instances grading every own candidate and every outside correct patch (~280
+# patches): longer than the suite's default per-test limit on a loaded 2-core machine, and heavy
+# integration: `make test-full` (and CI) runs it, not `make test`.
+pytestmark = [pytest.mark.timeout(2400), pytest.mark.full]
 
 # Small budgets: the defaults (40 mutants, 200/150 Hypothesis examples, 3 gold reruns) are what
 # the README's full run uses; the guarantee is the same rule applied to fewer generated tests.

@@ -22,6 +22,9 @@ from harness.cli import main
 from tests.conftest import REPO_ROOT
 from tests.harness.cli.executors.ray_cluster import RayCluster, start_two_node_cluster
 
+# a two-node Ray cluster per test: heavy integration, run by `make test-full` (and CI)
+pytestmark = pytest.mark.full
+
 pytest.importorskip("ray")
 
 FIXTURE = REPO_ROOT / "tests" / "harness" / "fixtures" / "arith_task.py"
