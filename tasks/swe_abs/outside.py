@@ -36,7 +36,10 @@ graded once by ``candidates=outside9``; ``all`` and ``all_correct`` include it s
 written by four further helpers on all 31 instances while the foreign probe learnt sequences read
 by index alone and the near texts other normal forms, dashes and signs
 (``data/outside_candidates_10_*``, ``data/OUTSIDE_10_*.md``), was graded once by
-``candidates=outside10``; ``all`` and ``all_correct`` include it since.
+``candidates=outside10``; ``all`` and ``all_correct`` include it since. An eleventh, written by
+four further helpers on all 31 instances while the foreign probe learnt sources failing with
+``RuntimeError`` and integers behind ``__index__`` (``data/outside_candidates_11_*``,
+``data/OUTSIDE_11_*.md``), is held out until its one grading by ``candidates=outside11``.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -67,6 +70,7 @@ CandidateSets = Literal[
     "outside8",
     "outside9",
     "outside10",
+    "outside11",
     "all",
     "all_correct",
 ]
