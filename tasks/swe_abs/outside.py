@@ -39,7 +39,8 @@ by index alone and the near texts other normal forms, dashes and signs
 ``candidates=outside10``; ``all`` and ``all_correct`` include it since. An eleventh, written by
 four further helpers on all 31 instances while the foreign probe learnt sources failing with
 ``RuntimeError`` and integers behind ``__index__`` (``data/outside_candidates_11_*``,
-``data/OUTSIDE_11_*.md``), is held out until its one grading by ``candidates=outside11``.
+``data/OUTSIDE_11_*.md``), was graded once by ``candidates=outside11``; ``all`` and
+``all_correct`` include it since.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -80,7 +81,7 @@ NUMBERED_SETS = tuple(
     if name.removeprefix("outside").isdigit()
 )
 """The outside sets after the first, by number (``candidates=outside<N>``)."""
-IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9, 10)
+IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
 """The numbered sets ``all`` and ``all_correct`` include: those graded once while held out. A
 set joins only after that grading, so no run sees it before its frozen generator does."""
 

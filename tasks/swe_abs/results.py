@@ -99,11 +99,11 @@ def pooled(r: dict[str, Any]) -> list[list[int]]:
 # since the documented domains, the key of the same run's regrading of every seen set.
 _SETS = (
     "outside", "outside_2", "outside_3", "outside_4", "outside_5", "outside_6", "outside_7",
-    "outside_8", "outside_9", "outside_10",
+    "outside_8", "outside_9", "outside_10", "outside_11",
 )  # fmt: skip
 _ORDINALS = dict(
     zip(_SETS, ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
-                "ninth", "tenth"), strict=True)
+                "ninth", "tenth", "eleventh"), strict=True)
 )  # fmt: skip
 _REGRADED = {
     "outside_4": "regraded_domains",
@@ -113,6 +113,7 @@ _REGRADED = {
     "outside_8": "regraded_foreign",
     "outside_9": "regraded_mappings",
     "outside_10": "regraded_forms",
+    "outside_11": "regraded_sources",
 }
 
 
@@ -222,7 +223,7 @@ def readme_paragraph(r: dict[str, Any]) -> str:
     earlier = [s for s in r["held_out_pooled"]["sets"] if s != key]
     seen_keys = [s for s, _ in _seen_before(key) if s in _ORDINALS] if regraded else []
     seen = [regraded[k]["correct_rejected"] for k in seen_keys] if regraded else []
-    tuned = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")[
+    tuned = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")[
         _SETS.index(key) - 1
     ]
 
