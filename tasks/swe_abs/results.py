@@ -101,10 +101,13 @@ _SETS = (
     "outside", "outside_2", "outside_3", "outside_4", "outside_5", "outside_6", "outside_7",
     "outside_8", "outside_9", "outside_10", "outside_11",
 )  # fmt: skip
-_ORDINALS = dict(
-    zip(_SETS, ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
-                "ninth", "tenth", "eleventh"), strict=True)
+# (ordinal, cardinal) of each set's place: "the eleventh set, tuned on the first ten"
+_NUMBER_WORDS = (
+    ("first", "one"), ("second", "two"), ("third", "three"), ("fourth", "four"),
+    ("fifth", "five"), ("sixth", "six"), ("seventh", "seven"), ("eighth", "eight"),
+    ("ninth", "nine"), ("tenth", "ten"), ("eleventh", "eleven"),
 )  # fmt: skip
+_ORDINALS = dict(zip(_SETS, (o for o, _ in _NUMBER_WORDS), strict=True))
 _REGRADED = {
     "outside_4": "regraded_domains",
     "outside_5": "regraded_values",
@@ -223,9 +226,7 @@ def readme_paragraph(r: dict[str, Any]) -> str:
     earlier = [s for s in r["held_out_pooled"]["sets"] if s != key]
     seen_keys = [s for s, _ in _seen_before(key) if s in _ORDINALS] if regraded else []
     seen = [regraded[k]["correct_rejected"] for k in seen_keys] if regraded else []
-    tuned = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")[
-        _SETS.index(key) - 1
-    ]
+    tuned = _NUMBER_WORDS[_SETS.index(key) - 1][1]  # the sets written before it
 
     def pair(p: list[int]) -> str:
         return f"{p[0]}/{p[1]} = {percent(p)}"

@@ -20,7 +20,7 @@ from .facets import facets, relations
 from .literals import harvest
 from .near import DOCUMENTED_KEY, EDIT_KEY, near_calls
 from .swap import Runner
-from .values import equal, extra_of, normalise
+from .values import equal, extra_of, normalise, outcome_class
 
 
 def shape(value: Any) -> tuple[Any, ...]:
@@ -81,11 +81,6 @@ def select(
         chosen.append(test)
     chosen += [item[2] for item in pool[: max(limit - len(chosen), 0)]]
     return chosen
-
-
-def _outcome_text(out: tuple[Any, ...]) -> str:
-    """An observation's outcome class: ``returns`` or ``raises <module.Type>``."""
-    return f"raises {'.'.join(out[1])}" if out[0] == "raise" else "returns"
 
 
 def used_names(form: str) -> set[str]:
@@ -204,7 +199,7 @@ def job_explore(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
             # label of the edit, outcome): an edit whose effect needs another argument's value
             # (an error handler's name upper-cased, beside bytes that fail to decode) is kept
             # where it raised as well as where it returned
-            edit = (*edit, _outcome_text(out))
+            edit = (*edit, outcome_class(out))
             features.add(("edit", *edit))
         else:
             edit = None

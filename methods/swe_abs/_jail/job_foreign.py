@@ -35,7 +35,7 @@ from .foreign import (
     target_calls,
 )
 from .swap import Runner, toggle
-from .values import HELPERS, Extra, Observation
+from .values import HELPERS, Extra, Observation, outcome_class
 
 
 class _Enough(Exception):
@@ -191,7 +191,7 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
                     if test is None:
                         continue
                     counts[key] = counts.get(key, 0) + 1
-                    outcome = f"raises {'.'.join(pinned[1])}" if pinned[0] == "raise" else "returns"
+                    outcome = outcome_class(pinned)
                     tests.append({"test": test, "rule": rule, "slot": slot, "kind": kind,
                                   "outcome": outcome})  # fmt: skip
                     if len(tests) >= max_tests:

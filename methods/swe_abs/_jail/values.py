@@ -341,6 +341,11 @@ _INDEX: type = _ns["_SweAbsIndex"]
 Observation = tuple[str, Any, Any, "Extra"]
 
 
+def outcome_class(out: tuple[Any, ...]) -> str:
+    """An observation's outcome class as text: ``returns`` or ``raises <module.Type>``."""
+    return f"raises {'.'.join(out[1])}" if out[0] == "raise" else "returns"
+
+
 class Extra(dict):  # noqa: FURB189 - a plain dict with a name
     """What a call shares and reads: ``shared``, the frozenset of ``"result[...] is
     name[...]"`` texts (:func:`shared`; None when no argument is a mutable container), and
