@@ -1,9 +1,10 @@
 """Foreign inputs: a value outside the declared domain put in place of one argument of the call to
 the function under test (None, the other of str/bytes, a bytearray, a number as text, a text as
-a ``UserString``, an integer behind ``__index__`` alone, a flag as the integer 1 or 0, a scalar
-in a list, a sequence whose iteration fails at its end or after its first item (with the probe's
-own error, and at once, after its first item or at its end with a ``RuntimeError``: the class a
-fix catches beside ``StopIteration``), a sequence as a one-shot iterator, as an object read
+a ``UserString`` or as a path-like object, an integer behind ``__index__`` alone, a flag as the integer 1 or 0, a scalar
+in a list, a sequence whose iteration fails at once, after its first item or at its end (with
+the probe's own error and with a ``RuntimeError``: the class a fix catches beside
+``StopIteration``), a value without behaviour (equal to its kind alone, failing when called)
+in place of anything not callable, a sequence as a one-shot iterator, as an object read
 by index alone or as a mapping whose keys are its items, a container with an unhashable first
 item, a callable that fails, always or on its first call only), and where the reference's
 outcome on such an input comes from.
@@ -22,7 +23,10 @@ An outcome is worth pinning when a correct fix must keep it:
   fix that returns there instead turns a failure the issue never asked to change into a value;
 - ``read_alike``: the declared value's content in another form (:data:`READ_ALIKE_KINDS`), on
   which the reference returns what it returns on the declared value, as the tree before the fix
-  did.
+  did;
+- ``unchanged``: a value without behaviour (:data:`UNCHANGED_KINDS`), on which the reference
+  returns what the tree before the fix returned: the fix left that input alone, and a fix
+  that calls it (a default taken for a factory) or treats it apart differs there.
 
 Anything else is not pinned: on an input the function never documented, a correct fix may do
 otherwise. Nothing here depends on any instance."""
@@ -52,12 +56,17 @@ reads them alike and a fix must keep it (rule ``read_alike``). A one-shot iterat
 is not among them: read alike, it rejected five correct patches in a trial on the seen sets
 (four a ``dasherize`` that returns ``str`` where gold keeps the ``UserString``, one a check of
 the text's type where gold compares it); gold's explicit rejection of one is still pinned."""
+UNCHANGED_KINDS = frozenset({"opaque"})
+"""The foreign kinds without behaviour of their own: where gold returns on them what the tree
+before the fix returned, a fix must keep it (rule ``unchanged``)."""
 _RAISE_OPS = frozenset({"RAISE_VARARGS"})
 _BOOM = HELPERS["_SweAbsBoom"]
 _FAILING_ITERABLE = HELPERS["_SweAbsFailingIterable"]
 _FAILING_CALLABLE = HELPERS["_SweAbsFailingCallable"]
 _SEQUENCE = HELPERS["_SweAbsSequence"]
 _INDEX = HELPERS["_SweAbsIndex"]
+_OPAQUE = HELPERS["_SweAbsOpaque"]
+_PATH = HELPERS["_SweAbsPath"]
 # Errors a source iterable raises besides the probe's own class: a fix that catches one of them
 # around its reading (beside StopIteration) swallows the caller's failure.
 _SOURCE_ERRORS = (RuntimeError,)
@@ -112,7 +121,8 @@ def replacements(value: Any) -> list[tuple[str, str]]:
     out: list[tuple[str, str | None]] = [] if value is None else [("none", "None")]
     if isinstance(value, str):
         out += [("bytes", expression(value.encode("utf-8"))), ("in_list", _in_list(value)),
-                ("userstring", f"_swe_abs_collections.UserString({value!r})")]  # fmt: skip
+                ("userstring", f"_swe_abs_collections.UserString({value!r})"),
+                ("pathlike", expression(_PATH(value)))]  # fmt: skip
     elif isinstance(value, bytes):
         out += [("text", expression(value.decode("latin-1"))),
                 ("bytearray", expression(bytearray(value)))]  # fmt: skip
@@ -121,25 +131,13 @@ def replacements(value: Any) -> list[tuple[str, str]]:
         if type(value) is int:  # what ``range`` and slicing read: ``__index__`` alone
             out.append(("index", expression(_INDEX(value))))
     elif isinstance(value, list | tuple):
-        out.append(("failing_iterable", expression(_FAILING_ITERABLE(value, _BOOM))))
-        for error in _SOURCE_ERRORS:  # at once, after the first item, at the end
-            name = error.__name__.lower()
-            out.append((f"failing_at_once_{name}", expression(_FAILING_ITERABLE([], error))))
-            if value:
-                out.append((f"failing_early_{name}",
-                            expression(_FAILING_ITERABLE(value[:1], error))))  # fmt: skip
-            if len(value) > 1:
-                out.append(
-                    (f"failing_iterable_{name}", expression(_FAILING_ITERABLE(value, error)))
-                )
+        out += _failing_sources(value)
         inner = expression(value) if len(value) > 1 else None
         if inner is not None:  # the same items, readable once (two or more: a second pass shows)
             out.append(("iterator", f"iter({inner})"))
         out.append(("mapping", _as_keys(value)))
         # the same items behind ``__getitem__`` alone: what ``for`` reads, not ``len``
         out.append(("sequence", expression(_SEQUENCE(value)) if value else None))
-        if len(value) > 1:  # fails after its first item: mid-way, not only at the end
-            out.append(("failing_early", expression(_FAILING_ITERABLE(value[:1], _BOOM))))
         if value:
             wrapped = [[value[0]], *value[1:]]
             out.append(("unhashable_item", expression(type(value)(wrapped))))
@@ -152,7 +150,25 @@ def replacements(value: Any) -> list[tuple[str, str]]:
                  expression(_FAILING_CALLABLE(error, once=True))) for error in _LOOKUP_ERRORS]  # fmt: skip
     elif inspect.isclass(value):
         out.append(("failing_callable", expression(_FAILING_CALLABLE(_BOOM))))
+    if value is not None and not callable(value):
+        out.append(("opaque", expression(_OPAQUE())))
     return [(kind, code) for kind, code in out if code is not None]
+
+
+def _failing_sources(value: list[Any] | tuple[Any, ...]) -> list[tuple[str, str | None]]:
+    """The items of ``value`` from an iterable that fails, with the probe's own error and with
+    each of :data:`_SOURCE_ERRORS`: at once, after its first item (two or more items: mid-way,
+    not only at the end) and at its end (kinds ``failing_at_once``, ``failing_early``,
+    ``failing_iterable``, the error's name after them but for the probe's own)."""
+    out: list[tuple[str, str | None]] = []
+    for error in (_BOOM, *_SOURCE_ERRORS):
+        suffix = "" if error is _BOOM else f"_{error.__name__.lower()}"
+        out.append((f"failing_at_once{suffix}", expression(_FAILING_ITERABLE([], error))))
+        if len(value) > 1:
+            out.append((f"failing_early{suffix}", expression(_FAILING_ITERABLE(value[:1], error))))
+        if value:
+            out.append((f"failing_iterable{suffix}", expression(_FAILING_ITERABLE(value, error))))
+    return out
 
 
 def _as_keys(items: list[Any] | tuple[Any, ...]) -> str | None:

@@ -4,7 +4,9 @@ to the function under test is replaced in turn by each foreign value (:mod:`.for
 reference (the gold tree on disk) raises, the rule follows from where the exception came from and
 from the tree before the fix (the job's ``base_variant``): ``explicit`` and ``propagated`` pin
 the exception type and the arguments' state after the call, ``raised_before`` only that the call
-raises. Where it returns on a value read alike, ``read_alike`` pins the whole observation.
+raises. Where it returns on a value read alike, ``read_alike`` pins the whole observation, and
+where it returns on a value without behaviour what the tree before the fix returned,
+``unchanged`` does.
 At most ``per_kind`` tests per (argument, foreign kind, outcome, rule), ``max_tests`` in
 all; a call that overruns ``call_timeout`` is skipped, and after ``max_timeouts`` of them, or
 ``budget_s`` seconds, the search stops with what it has."""
@@ -28,6 +30,7 @@ from .calls import (
 )
 from .foreign import (
     READ_ALIKE_KINDS,
+    UNCHANGED_KINDS,
     argument_slots,
     rejection_site,
     replaced,
@@ -49,18 +52,23 @@ def _trivial(value: Any) -> bool:
     return isinstance(value, list | tuple | dict | set | frozenset | str | bytes) and not value
 
 
+_FAILURE_NOT_PINNED_KINDS = frozenset({"index"})
+"""Foreign kinds on which gold's failed operation is never pinned: an integer behind
+``__index__`` alone is one that a fix calling ``operator.index`` reads where gold's arithmetic
+on it fails."""
+
+
 def _may_return_early(kind: str, value: Any, others: list[Any]) -> bool:
     """Whether a correct fix may return, not fail, where gold fails by a failed operation on
     this foreign input: beside an empty or zero argument it may return before it touches the
     foreign one (the first outside set's correct ``partition(None, [])``, ``topk(0, None)``);
     ``None`` for an integer is Python's "no bound" (``islice(it, None)``: a correct ``partition``
-    reads ``partition(None, seq)`` as one whole tuple where gold fails); and an integer behind
-    ``__index__`` alone is one that a fix calling ``operator.index`` reads where gold's
-    arithmetic on it fails."""
+    reads ``partition(None, seq)`` as one whole tuple where gold fails); and the kinds of
+    :data:`_FAILURE_NOT_PINNED_KINDS`."""
     return (
         any(_trivial(v) for v in others)
         or (kind == "none" and type(value) is int)
-        or kind == "index"
+        or kind in _FAILURE_NOT_PINNED_KINDS
     )
 
 
@@ -126,6 +134,10 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
             if kind in READ_ALIKE_KINDS and _returns_alike(declared(), ref):
                 if _returns_alike(observe(kwargs, text, base=True)[0], ref):
                     return "read_alike", ref
+            # a value without behaviour, which the fix left as the tree before it handled it
+            elif kind in UNCHANGED_KINDS:
+                if _returns_alike(observe(kwargs, text, base=True)[0], ref):
+                    return "unchanged", ref
             return None, ref
         if ref[0] != "raise" or exc is None:
             return None, ref

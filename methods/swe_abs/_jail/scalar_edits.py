@@ -91,7 +91,8 @@ def _number_marks(s: str) -> Labelled:
 _CODE_POINT = re.compile(r"(&#[xX]|&#|[uU]\+|\\[uUx])([0-9A-Fa-f]+)(;?)")
 _CODE_POINT_BOUNDS = (
     ("NUL", 0x0), ("control", 0xA), ("DEL", 0x7F), ("C1 control", 0x80), ("Latin-1 last", 0xFF),
-    ("surrogate first", 0xD800), ("surrogate last", 0xDFFF), ("BMP last", 0xFFFF),
+    ("surrogate first", 0xD800), ("surrogate last", 0xDFFF), ("noncharacter", 0xFDD0),
+    ("BMP last", 0xFFFF),
     ("astral first", 0x10000), ("astral", 0x1F600), ("Unicode last", 0x10FFFF),
     ("past Unicode", 0x110000),
 )  # fmt: skip
@@ -99,8 +100,10 @@ _CODE_POINT_BOUNDS = (
 
 def _code_points(s: str) -> Labelled:
     """A code point written in ``s`` (``&#65;``, ``&#x41;``, ``U+0041``, ``\\x41``) replaced by
-    the bounds of the classes decoders treat apart (NUL, controls, surrogates, the BMP's end,
-    astral planes, past Unicode), in its base and letter case; and by a surrogate pair."""
+    the bounds of the classes decoders treat apart (NUL, controls, surrogates, noncharacters,
+    the BMP's end, astral planes, past Unicode), in its base and letter case; and by a surrogate
+    pair. The labels name the notation (``in '&#x'``): a decoder is often one pattern per
+    notation, so each keeps tests of its own."""
     m = _CODE_POINT.search(s)
     if m is None:
         return []
@@ -115,9 +118,11 @@ def _code_points(s: str) -> Labelled:
         return prefix + text + end
 
     head, tail = s[: m.start()], s[m.end() :]
-    out: Labelled = [(f"code point {name}", head + written(v) + tail)
+    notation = f"in {prefix!r}"
+    out: Labelled = [(f"code point {name} {notation}", head + written(v) + tail)
                      for name, v in _CODE_POINT_BOUNDS]  # fmt: skip
-    out.append(("code point surrogate pair", head + written(0xD83D) + written(0xDE00) + tail))
+    pair = written(0xD83D) + written(0xDE00)
+    out.append((f"code point surrogate pair {notation}", head + pair + tail))
     return out
 
 

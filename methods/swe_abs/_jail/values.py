@@ -219,6 +219,44 @@ class _SweAbsIndex:
         return hash(("_SweAbsIndex", self.value))
 
 
+class _SweAbsPath:
+    """A path-like object (``__fspath__`` alone) whose path is a text: what ``open`` and
+    ``os.fspath`` read, not a ``str``."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __fspath__(self):
+        return self.path
+
+    def __repr__(self):
+        return f"_SweAbsPath({self.path!r})"
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.path == self.path
+
+    def __hash__(self):
+        return hash(("_SweAbsPath", self.path))
+
+
+class _SweAbsOpaque:
+    """A value with no behaviour of its own: every opaque value equals every other and hashes
+    alike; calling it raises the caller's own error. What a function that only stores, returns
+    or compares a value passes through untouched."""
+
+    def __call__(self, *args, **kwargs):
+        raise _SweAbsBoom("_swe_abs opaque value called")
+
+    def __repr__(self):
+        return "_SweAbsOpaque()"
+
+    def __eq__(self, other):
+        return type(other) is type(self)
+
+    def __hash__(self):
+        return hash("_SweAbsOpaque")
+
+
 class _SweAbsFailingCallable:
     """A callable that raises whatever it is called with (``once``: on its first call only, then
     it returns its first argument, so that code which catches the error and calls again goes on)."""
@@ -320,6 +358,8 @@ HELPERS: dict[str, Any] = {
         "_SweAbsIterator",
         "_SweAbsSequence",
         "_SweAbsIndex",
+        "_SweAbsOpaque",
+        "_SweAbsPath",
         "_swe_abs_collections",
     )  # fmt: skip
 }
@@ -336,6 +376,8 @@ _FAILING_CALLABLE: type = _ns["_SweAbsFailingCallable"]
 _ITERATOR: type = _ns["_SweAbsIterator"]
 _SEQUENCE: type = _ns["_SweAbsSequence"]
 _INDEX: type = _ns["_SweAbsIndex"]
+_OPAQUE: type = _ns["_SweAbsOpaque"]
+_PATH: type = _ns["_SweAbsPath"]
 
 
 Observation = tuple[str, Any, Any, "Extra"]
@@ -486,7 +528,7 @@ def _build(value: Any, depth: int) -> str | None:
         return None if inner is None else f"{t.__name__}({inner})"
     if t is _INDEX:
         return repr(value) if type(value.value) is int else None
-    if t is _FAILING_CALLABLE:
+    if t in (_FAILING_CALLABLE, _OPAQUE) or (t is _PATH and type(value.path) in (str, bytes)):
         return repr(value)
     if t.__module__ == "collections" and t.__name__ in ("OrderedDict", "defaultdict", "deque"):
         return f"_swe_abs_collections.{repr(value)}"

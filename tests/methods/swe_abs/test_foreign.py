@@ -10,6 +10,8 @@ import pytest
 from methods.swe_abs._jail.foreign import READ_ALIKE_KINDS, replacements
 from methods.swe_abs._jail.values import HELPERS
 
+_BOOM = HELPERS["_SweAbsBoom"]
+
 
 def _built(code: str) -> object:
     return eval(code, dict(HELPERS))  # noqa: S307 - code built by the module under test
@@ -41,30 +43,23 @@ def test_an_integer_gets_an_object_read_by_index_alone_but_a_float_or_flag_does_
 
 
 @pytest.mark.parametrize(
-    ("items", "kinds"),
-    [
-        ([], {"failing_at_once_runtimeerror"}),
-        ([7], {"failing_at_once_runtimeerror", "failing_early_runtimeerror"}),
-        (
-            [7, 8],
-            {"failing_at_once_runtimeerror", "failing_early_runtimeerror",
-             "failing_iterable_runtimeerror"},
-        ),
-    ],
-)  # fmt: skip
-def test_a_sequence_gets_sources_failing_with_runtimeerror_at_once_early_and_at_the_end(
-    items, kinds
-):
-    made = {k: c for k, c in replacements(items) if k.endswith("_runtimeerror")}
-    assert set(made) == kinds
-    read_before = {"failing_at_once_runtimeerror": [], "failing_early_runtimeerror": items[:1],
-                   "failing_iterable_runtimeerror": items}  # fmt: skip
+    ("items", "places"),
+    [([], {"at_once"}), ([7], {"at_once", "iterable"}), ([7, 8], {"at_once", "early", "iterable"})],
+)
+@pytest.mark.parametrize(("suffix", "error"), [("", _BOOM), ("_runtimeerror", RuntimeError)])
+def test_a_sequence_gets_sources_failing_at_once_early_and_at_the_end(items, places, suffix, error):
+    # issue 27, twelfth round: RuntimeError sources; thirteenth: the probe's own error at once
+    # too (one loop over the error classes). "early" only where it differs from "at the end"
+    names = {f"failing_{place}{suffix}" for place in ("at_once", "early", "iterable")}
+    made = {k: c for k, c in replacements(items) if k in names}
+    assert set(made) == {f"failing_{place}{suffix}" for place in places}
+    read_before = {"at_once": [], "early": items[:1], "iterable": items}
     for kind, code in made.items():
         got: list[object] = []
-        with pytest.raises(RuntimeError, match="_swe_abs"):
+        with pytest.raises(error, match="_swe_abs"):
             for item in _built(code):  # type: ignore[attr-defined]
                 got.append(item)
-        assert got == read_before[kind], kind
+        assert got == read_before[kind.removeprefix("failing_").removesuffix(suffix)], kind
 
 
 def test_a_sequence_gets_an_object_readable_by_index_alone():
@@ -108,3 +103,28 @@ def test_a_flag_gets_its_integer_and_none_gets_no_none():
     assert replacements(True) == [("flag_1", "1")]
     assert replacements(False) == [("flag_0", "0")]
     assert all(kind != "none" for kind, _ in replacements(None))
+
+
+@pytest.mark.parametrize("value", [3, "a", b"a", 1.5, [1, 2], (), {"k": 1}, object()])
+def test_anything_not_callable_gets_a_value_without_behaviour(value):
+    # issue 27, thirteenth round: a default taken for a factory, a value treated apart
+    opaque = _built(dict(replacements(value))["opaque"])
+    assert opaque == _built("_SweAbsOpaque()") and opaque != value
+    assert hash(opaque) == hash(_built("_SweAbsOpaque()"))
+    assert {opaque: 1}[_built("_SweAbsOpaque()")] == 1  # a dictionary key like any other
+    with pytest.raises(_BOOM):
+        opaque()  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("value", [None, len, int, True])
+def test_none_callables_and_flags_get_no_value_without_behaviour(value):
+    assert "opaque" not in dict(replacements(value))
+
+
+def test_a_text_gets_a_path_like_object_holding_it():
+    # issue 27, thirteenth round (eleventh outside set): a path-like object for a text
+    import os
+
+    path = _built(dict(replacements("a/b"))["pathlike"])
+    assert os.fspath(path) == "a/b" and not isinstance(path, str)
+    assert "pathlike" not in dict(replacements(b"a/b"))

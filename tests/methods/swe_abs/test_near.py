@@ -418,6 +418,21 @@ def test_a_code_point_in_a_text_gets_the_bounds_of_its_classes_in_its_base_and_c
     assert not any("#x" in v for v in neighbours("x41 12", NONE) if isinstance(v, str))
 
 
+def _labelled(s: str) -> list[tuple[str, object]]:
+    return [e for group in scalar_edits(s, NONE) for e in group]
+
+
+def test_code_point_edits_name_their_notation_and_reach_noncharacters():
+    # issue 27, thirteenth round: a decoder is often one pattern per notation, so an astral
+    # reference written in hex keeps a test of its own beside one written in decimal
+    hexa = dict((v, label) for label, v in _labelled("a&#X41;b"))
+    assert hexa["a&#X1F600;b"] == "code point astral in '&#X'"
+    assert hexa["a&#XFDD0;b"] == "code point noncharacter in '&#X'"
+    decimal = dict((v, label) for label, v in _labelled("&#65;"))
+    assert decimal["&#65536;"] == "code point astral first in '&#'"
+    assert decimal["&#55357;&#56832;"] == "code point surrogate pair in '&#'"
+
+
 def test_texts_get_an_apostrophe_parentheses_and_a_combining_mark_outside_the_bmp():
     # issue 27, tenth round (eighth outside set): a possessive inside a text, a number in
     # parentheses (an accounting negative), and a combining mark from a supplementary plane

@@ -105,6 +105,10 @@ def label(n, short=False):
 
 def decoded(data, errors="strict"):
     return data.decode("utf-8", errors)
+
+
+def get_or(d, k, default=None):
+    return d[k] if k in d else default
 """
 TESTS = """\
 from pkg.mod import add_key, size, to_bytes
@@ -286,6 +290,11 @@ _JOBS = [
              {"files": {"pkg/mod.py": MOD}}),
     _foreign("pairs", "mod.pairs(seq)",
              {"seq": "st.lists(st.integers(0, 3), min_size=2, max_size=4)"},
+             {"files": {"pkg/mod.py": MOD}}),
+    # thirteenth round: a value without behaviour, passed through as the code before did
+    _foreign("get_or", "mod.get_or(d, k, default)",
+             {"d": "st.dictionaries(st.sampled_from('ab'), st.integers(0, 3), max_size=1)",
+              "k": "st.sampled_from('ab')", "default": "st.integers(0, 3)"},
              {"files": {"pkg/mod.py": MOD}}),
     _EXPLORE_ENDS,
     # declared domains that never reach where the wrong fixes below differ
@@ -469,7 +478,12 @@ def test_foreign_errors_are_pinned_only_when_raised_on_purpose_or_the_callers_ow
         prop = _emitted(tests, slot="arg0", kind=kind, rule="propagated")
         assert prop and "pytest.raises(_SweAbsBoom)" in prop[0]["test"], (kind, tests)
         assert "_SweAbsFailingIterable([" in prop[0]["test"]
-    assert {t["rule"] for t in tests} == {"propagated", "raised_before", "read_alike"}, tests
+    assert {t["rule"] for t in tests} == {"propagated", "raised_before", "read_alike",
+                                          "unchanged"}, tests  # fmt: skip
+    # a value without behaviour returned as ``start`` of an empty sum, before the fix too
+    assert {(t["slot"], t["kind"]) for t in _emitted(tests, rule="unchanged")} == {
+        ("arg1", "opaque")
+    }, tests
     assert r["not_pinned"] >= 1 and r["returned"] >= 1, r  # an empty seq with start=None returns
     assert r["examples"] >= 1 and r["timeouts"] == 0
 
@@ -584,6 +598,35 @@ def test_foreign_integers_read_by_index_are_pinned_where_read_as_the_integer(
     )
     assert _failures(found, checked, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
     assert not _emitted(jobs["total"]["tests"], kind="index"), jobs["total"]["tests"]
+
+
+def test_foreign_values_without_behaviour_are_pinned_where_unchanged_by_the_fix(
+    jobs, tmp_path, monkeypatch
+):
+    """issue 27, thirteenth round: get_or() returns a value without behaviour as its default, as
+    the code before the fix did: pinned (``unchanged``); a fix that takes a callable default for a
+    factory calls it and fails."""
+    tests = jobs["get_or"]["tests"]
+    found = _emitted(tests, slot="arg2", kind="opaque", rule="unchanged")
+    assert found and all("_SweAbsOpaque()" in t["test"] for t in found), tests
+    factory = _mod_with("    return d[k] if k in d else default\n",
+                        "    if k in d:\n        return d[k]\n"
+                        "    return default() if callable(default) else default\n")  # fmt: skip
+    failures = _failures(found, factory, tmp_path, monkeypatch)
+    assert failures["gold"] == 0 and failures["wrong"] >= 1, failures
+    # the mapping itself as such a value: ``in`` fails, before the fix too: some failure pinned
+    assert all(t["rule"] != "unchanged" for t in _emitted(tests, slot="arg0")), tests
+
+
+def test_foreign_path_like_texts_are_pinned_where_rejected_on_purpose(jobs, tmp_path, monkeypatch):
+    """issue 27, thirteenth round (eleventh outside set): to_bytes() rejects a path-like object
+    by its raise statement: pinned; a fix that reads it through ``os.fspath`` fails."""
+    found = _emitted(jobs["to_bytes"]["tests"], slot="arg0", kind="pathlike", rule="explicit")
+    assert found and "_SweAbsPath(" in found[0]["test"], jobs["to_bytes"]["tests"]
+    fspath = _mod_with('    if isinstance(s, str):\n        return s.encode(encoding)\n',
+                       '    if hasattr(s, "__fspath__"):\n        s = s.__fspath__()\n'
+                       '    if isinstance(s, str):\n        return s.encode(encoding)\n')  # fmt: skip
+    assert _failures(found, fspath, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
 
 
 def test_foreign_userstrings_are_pinned_only_where_rejected_on_purpose(jobs, tmp_path, monkeypatch):
