@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from scorers.intervals import wilson_ci
+from tasks.swe_abs.outside import NUMBERED_SETS
 
 RESULTS = Path(__file__).resolve().parent / "results.json"
 
@@ -95,19 +96,22 @@ def pooled(r: dict[str, Any]) -> list[list[int]]:
     ]
 
 
-# The outside sets in the order they were written, and for the ones graded once while held out
-# since the documented domains, the key of the same run's regrading of every seen set.
-_SETS = (
-    "outside", "outside_2", "outside_3", "outside_4", "outside_5", "outside_6", "outside_7",
-    "outside_8", "outside_9", "outside_10", "outside_11",
-)  # fmt: skip
+# The outside sets in the order they were written (the first, then every numbered one the task
+# grades), and for the ones graded once while held out since the documented domains, the key of
+# the same run's regrading of every seen set.
+_SETS = ("outside", *(f"outside_{n}" for n in NUMBERED_SETS))
 # (ordinal, cardinal) of each set's place: "the eleventh set, tuned on the first ten"
 _NUMBER_WORDS = (
     ("first", "one"), ("second", "two"), ("third", "three"), ("fourth", "four"),
     ("fifth", "five"), ("sixth", "six"), ("seventh", "seven"), ("eighth", "eight"),
-    ("ninth", "nine"), ("tenth", "ten"), ("eleventh", "eleven"),
+    ("ninth", "nine"), ("tenth", "ten"), ("eleventh", "eleven"), ("twelfth", "twelve"),
+    ("thirteenth", "thirteen"), ("fourteenth", "fourteen"), ("fifteenth", "fifteen"),
+    ("sixteenth", "sixteen"), ("seventeenth", "seventeen"), ("eighteenth", "eighteen"),
+    ("nineteenth", "nineteen"), ("twentieth", "twenty"),
 )  # fmt: skip
-_ORDINALS = dict(zip(_SETS, (o for o, _ in _NUMBER_WORDS), strict=True))
+if len(_SETS) > len(_NUMBER_WORDS):
+    raise RuntimeError(f"swe_abs results: {len(_SETS)} outside sets, number words for fewer")
+_ORDINALS = dict(zip(_SETS, (o for o, _ in _NUMBER_WORDS), strict=False))
 _REGRADED = {
     "outside_4": "regraded_domains",
     "outside_5": "regraded_values",
