@@ -40,7 +40,10 @@ by index alone and the near texts other normal forms, dashes and signs
 four further helpers on all 31 instances while the foreign probe learnt sources failing with
 ``RuntimeError`` and integers behind ``__index__`` (``data/outside_candidates_11_*``,
 ``data/OUTSIDE_11_*.md``), was graded once by ``candidates=outside11``; ``all`` and
-``all_correct`` include it since.
+``all_correct`` include it since. A twelfth, written by six further helpers on all 31 instances
+while the foreign probe learnt values without behaviour and path-like texts
+(``data/outside_candidates_12_*``, ``data/OUTSIDE_12_*.md``), is graded once by
+``candidates=outside12``.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -72,6 +75,7 @@ CandidateSets = Literal[
     "outside9",
     "outside10",
     "outside11",
+    "outside12",
     "all",
     "all_correct",
 ]
