@@ -42,8 +42,8 @@ four further helpers on all 31 instances while the foreign probe learnt sources 
 ``data/OUTSIDE_11_*.md``), was graded once by ``candidates=outside11``; ``all`` and
 ``all_correct`` include it since. A twelfth, written by six further helpers on all 31 instances
 while the foreign probe learnt values without behaviour and path-like texts
-(``data/outside_candidates_12_*``, ``data/OUTSIDE_12_*.md``), is graded once by
-``candidates=outside12``.
+(``data/outside_candidates_12_*``, ``data/OUTSIDE_12_*.md``), was graded once by
+``candidates=outside12``; ``all`` and ``all_correct`` include it since.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -85,7 +85,7 @@ NUMBERED_SETS = tuple(
     if name.removeprefix("outside").isdigit()
 )
 """The outside sets after the first, by number (``candidates=outside<N>``)."""
-IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
+IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
 """The numbered sets ``all`` and ``all_correct`` include: those graded once while held out. A
 set joins only after that grading, so no run sees it before its frozen generator does."""
 

@@ -121,6 +121,7 @@ _REGRADED = {
     "outside_9": "regraded_mappings",
     "outside_10": "regraded_forms",
     "outside_11": "regraded_sources",
+    "outside_12": "regraded_opaque",
 }
 
 
