@@ -148,8 +148,23 @@ def _round_rows(r: dict[str, Any], key: str) -> list[str]:
     held, regraded = r.get(key), r.get(_REGRADED[key])
     if held is None:
         return []
-    seen = _seen_before(key) if regraded is not None else ()
+    seen = _seen_in(key, regraded) if regraded is not None else ()
     return _held_out_round_rows(_ORDINALS[key], held, regraded or {}, seen)
+
+
+def _seen_in(key: str, regraded: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """:func:`_seen_before` ``key``, only the sets the regrading graded (a set graded once by
+    the same generator after that regrading, such as the twelfth beside the thirteenth, is not
+    in it)."""
+    return tuple((k, label) for k, label in _seen_before(key) if k in regraded)
+
+
+def _tuned_on(r: dict[str, Any], key: str) -> str:
+    """How many sets the generator that graded ``key`` was tuned on, as a word: the sets
+    written before it, unless the record says otherwise (``tuned_on_sets``: a set graded by the
+    same generator as the one before it)."""
+    count = r[key].get("tuned_on_sets", _SETS.index(key))
+    return _NUMBER_WORDS[count - 1][1]
 
 
 def _headline_rows(r: dict[str, Any]) -> list[str]:
@@ -229,9 +244,9 @@ def readme_paragraph(r: dict[str, Any]) -> str:
     wrong, correct = latest["wrong_rejected"], latest["correct_rejected"]
     met = "met" if wrong[0] >= 0.8 * wrong[1] and correct[0] == 0 else "not met"
     earlier = [s for s in r["held_out_pooled"]["sets"] if s != key]
-    seen_keys = [s for s, _ in _seen_before(key) if s in _ORDINALS] if regraded else []
+    seen_keys = [s for s, _ in _seen_in(key, regraded) if s in _ORDINALS] if regraded else []
     seen = [regraded[k]["correct_rejected"] for k in seen_keys] if regraded else []
-    tuned = _NUMBER_WORDS[_SETS.index(key) - 1][1]  # the sets written before it
+    tuned = _tuned_on(r, key)
 
     def pair(p: list[int]) -> str:
         return f"{p[0]}/{p[1]} = {percent(p)}"
