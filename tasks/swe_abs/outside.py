@@ -43,7 +43,10 @@ four further helpers on all 31 instances while the foreign probe learnt sources 
 ``all_correct`` include it since. A twelfth, written by six further helpers on all 31 instances
 while the foreign probe learnt values without behaviour and path-like texts
 (``data/outside_candidates_12_*``, ``data/OUTSIDE_12_*.md``), was graded once by
-``candidates=outside12``; ``all`` and ``all_correct`` include it since.
+``candidates=outside12``; ``all`` and ``all_correct`` include it since. A thirteenth, written by
+six further helpers on all 31 instances after the twelfth was graded, with the generator
+unchanged (``data/outside_candidates_13_*``, ``data/OUTSIDE_13_*.md``), is graded once by
+``candidates=outside13``: a second fresh look at the same generator.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -76,6 +79,7 @@ CandidateSets = Literal[
     "outside10",
     "outside11",
     "outside12",
+    "outside13",
     "all",
     "all_correct",
 ]

@@ -123,7 +123,8 @@ class SweAbsConfig:
     ``outside7`` (only the seventh, on all 31 instances), ``outside8`` (only the eighth, on all
     31 instances), ``outside9`` (only the ninth, on all 31 instances), ``outside10`` (only the
     tenth, on all 31 instances), ``outside11`` (only the eleventh, on all 31 instances), ``outside12`` (only the
-    twelfth, on all 31 instances), ``all``
+    twelfth, on all 31 instances), ``outside13`` (only the thirteenth, on all 31 instances),
+    ``all``
     (own and every outside set graded so far, on every instance), ``all_correct`` (the same with
     only the outside sets' correct patches: a check that no correct patch is rejected, at a
     fraction of the time). solver: model (the model under test writes a patch, graded
