@@ -46,7 +46,8 @@ while the foreign probe learnt values without behaviour and path-like texts
 ``candidates=outside12``; ``all`` and ``all_correct`` include it since. A thirteenth, written by
 six further helpers on all 31 instances after the twelfth was graded, with the generator
 unchanged (``data/outside_candidates_13_*``, ``data/OUTSIDE_13_*.md``), is graded once by
-``candidates=outside13``: a second fresh look at the same generator.
+``candidates=outside13``, a second fresh look at the same generator; ``all`` and
+``all_correct`` include it since.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -89,7 +90,7 @@ NUMBERED_SETS = tuple(
     if name.removeprefix("outside").isdigit()
 )
 """The outside sets after the first, by number (``candidates=outside<N>``)."""
-IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)
 """The numbered sets ``all`` and ``all_correct`` include: those graded once while held out. A
 set joins only after that grading, so no run sees it before its frozen generator does."""
 

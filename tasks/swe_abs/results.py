@@ -122,6 +122,7 @@ _REGRADED = {
     "outside_10": "regraded_forms",
     "outside_11": "regraded_sources",
     "outside_12": "regraded_opaque",
+    "outside_13": "regraded_opaque",  # the same generator: its regrading came before both
 }
 
 
