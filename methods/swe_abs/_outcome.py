@@ -29,7 +29,7 @@ class PipelineConfig:
     near_examples: int = 500
     near_tests: int = 100
     foreign_examples: int = 30
-    foreign_tests: int = 40
+    foreign_tests: int = 64
     flaky_reruns: int = 3
     job_timeout: float = 60.0
     mutant_timeout: float = 10.0

@@ -45,9 +45,13 @@ while the foreign probe learnt values without behaviour and path-like texts
 (``data/outside_candidates_12_*``, ``data/OUTSIDE_12_*.md``), was graded once by
 ``candidates=outside12``; ``all`` and ``all_correct`` include it since. A thirteenth, written by
 six further helpers on all 31 instances after the twelfth was graded, with the generator
-unchanged (``data/outside_candidates_13_*``, ``data/OUTSIDE_13_*.md``), is graded once by
+unchanged (``data/outside_candidates_13_*``, ``data/OUTSIDE_13_*.md``), was graded once by
 ``candidates=outside13``, a second fresh look at the same generator; ``all`` and
-``all_correct`` include it since.
+``all_correct`` include it since. A fourteenth, written by six further helpers on all 31
+instances while the generator learnt positional arguments passed by name, errors raised at the
+call where gold raises while its result is read, unhashable values and values without a truth
+value (``data/outside_candidates_14_*``, ``data/OUTSIDE_14_*.md``), is graded once by
+``candidates=outside14``.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -81,6 +85,7 @@ CandidateSets = Literal[
     "outside11",
     "outside12",
     "outside13",
+    "outside14",
     "all",
     "all_correct",
 ]

@@ -123,7 +123,8 @@ class SweAbsConfig:
     ``outside7`` (only the seventh, on all 31 instances), ``outside8`` (only the eighth, on all
     31 instances), ``outside9`` (only the ninth, on all 31 instances), ``outside10`` (only the
     tenth, on all 31 instances), ``outside11`` (only the eleventh, on all 31 instances), ``outside12`` (only the
-    twelfth, on all 31 instances), ``outside13`` (only the thirteenth, on all 31 instances),
+    twelfth, on all 31 instances), ``outside13`` (only the thirteenth, on all 31 instances), ``outside14``
+    (only the fourteenth, on all 31 instances),
     ``all``
     (own and every outside set graded so far, on every instance), ``all_correct`` (the same with
     only the outside sets' correct patches: a check that no correct patch is rejected, at a
@@ -172,7 +173,7 @@ class SweAbsConfig:
     explore_tests: int = 100
     near_examples: int = 500
     near_tests: int = 100
-    foreign_tests: int = 40
+    foreign_tests: int = 64
     max_tokens: int = 1024
     test_timeout: int = 60
     sandbox: Literal["bwrap", "docker", "local"] = "bwrap"
@@ -319,7 +320,7 @@ def swe_abs(
     explore_tests: int = 100,
     near_examples: int = 500,
     near_tests: int = 100,
-    foreign_tests: int = 40,
+    foreign_tests: int = 64,
     max_tokens: int = 1024,
     test_timeout: int = 60,
     sandbox: Literal["bwrap", "docker", "local"] = "bwrap",

@@ -1,7 +1,7 @@
 """The instance's call spec as the Hypothesis generators drive it: the argument strategies (the
 declared domain, plus subclass instances of its built-in types), the *forms* of the call (as
 written, and with each optional argument omitted, read from the callee's signature; then, checked
-once each, with keyword arguments passed by position), its ``iter(...)`` calls counted, one call
+once each, with keyword arguments passed by position and with positional ones passed by name), its ``iter(...)`` calls counted, one call
 observed with what its result shares and reads and the arguments' state after it, and the
 regression test that pins an observation.
 """
@@ -94,6 +94,32 @@ def _positional(call: ast.Call, namespace: dict[str, Any]) -> list[ast.Call]:
     return [ast.Call(call.func, args, [k for k in call.keywords if k.arg in by_name])]
 
 
+def _by_keyword(call: ast.Call, namespace: dict[str, Any]) -> list[ast.Call]:
+    """A copy of ``call`` with its positional arguments that bind positional-or-keyword
+    parameters passed by name instead (a fix that renames such a parameter, or dispatches on
+    the first positional argument, fails it); none when there are none, when an argument is
+    starred or binds ``*args``, or when the callee's signature cannot be read."""
+    try:
+        func = eval(compile(ast.Expression(call.func), "<callee>", "eval"), dict(namespace))  # noqa: S307
+        params = list(inspect.signature(func).parameters.values())
+    except Exception:  # noqa: BLE001 - not a callee we can read
+        return []
+    if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > len(params):
+        return []
+    kinds = [p.kind for p in params[: len(call.args)]]
+    if inspect.Parameter.VAR_POSITIONAL in kinds:
+        return []
+    named = {k.arg for k in call.keywords}
+    keep = sum(kind is inspect.Parameter.POSITIONAL_ONLY for kind in kinds)
+    rest = call.args[keep:]
+    moved = [
+        ast.keyword(p.name, a) for p, a in zip(params[keep : len(call.args)], rest, strict=True)
+    ]
+    if not moved or any(k.arg in named for k in moved):
+        return []
+    return [ast.Call(call.func, call.args[:keep], moved + list(call.keywords))]
+
+
 def counted_call(call_text: str) -> str:
     """``call_text`` with every ``iter(x)`` replaced by ``_swe_abs_counted(x)``: an iterator over
     the same items whose reading the oracle and the emitted tests observe."""
@@ -114,15 +140,19 @@ def counted_call(call_text: str) -> str:
     return ast.unparse(new) if counted[0] else call_text
 
 
-def call_forms(call_text: str, namespace: dict[str, Any], positional: bool = False) -> list[str]:
+def call_forms(
+    call_text: str, namespace: dict[str, Any], positional: bool = False, keyword: bool = False
+) -> list[str]:
     """The call as written, then the same call with optional arguments omitted (for every call
     in the expression whose callee's signature can be read in the set-up's namespace); with
-    ``positional``, instead, the call with keyword arguments passed by position."""
+    ``positional``, instead, the call with keyword arguments passed by position; with
+    ``keyword``, the call with positional arguments passed by name."""
     tree = ast.parse(call_text, mode="eval")
     forms = [call_text]
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    other_forms = _positional if positional else _by_keyword if keyword else _omissions
     for node in calls:
-        for other in _positional(node, namespace) if positional else _omissions(node, namespace):
+        for other in other_forms(node, namespace):
             new = _replace(tree, node, other)
             text = ast.unparse(new)
             if text not in forms:
@@ -154,10 +184,14 @@ class Caller:
         exec(spec.get("setup", ""), self.namespace)  # noqa: S102 - the instance's own harness code
         drawn = [counted_call(f) for f in call_forms(spec["call"], self.namespace)]
         by_position = call_forms(spec["call"], self.namespace, positional=True)[1:]
+        by_keyword = call_forms(spec["call"], self.namespace, keyword=True)[1:]
         # Hypothesis draws the first `drawn` forms (:func:`form_strategy`); the ones after them
-        # pass keyword arguments by position and are checked once each: a signature, not a domain
+        # pass keyword arguments by position, or positional ones by name, and are checked once
+        # each: a signature, not a domain
         self.drawn = len(dict.fromkeys(drawn))
         self.forms = list(dict.fromkeys(drawn + [counted_call(f) for f in by_position]))
+        self.by_position = len(self.forms)  # forms before this index and from `drawn`: by position
+        self.forms = list(dict.fromkeys(self.forms + [counted_call(f) for f in by_keyword]))
         self.namespace.update(COUNTING)
         self.codes = [compile(f, "<call>", "eval") for f in self.forms]
         self.names = list(spec["args"])
@@ -284,8 +318,13 @@ def emit_test(
         exc = qualname if module == "builtins" else f"_swe_abs_exc({module!r}, {qualname!r})"
         if "<locals>" in qualname:
             exc = "Exception"
-        lines.append(f"    with pytest.raises({exc}):")
-        lines.append(f"        _swe_abs_norm({call})")
+        if extra.get("lazy"):  # the call returns; reading what it returned raises
+            lines.append(f"    _swe_abs_result = {call}")
+            lines.append(f"    with pytest.raises({exc}):")
+            lines.append("        _swe_abs_norm(_swe_abs_result)")
+        else:
+            lines.append(f"    with pytest.raises({exc}):")
+            lines.append(f"        _swe_abs_norm({call})")
     for key, after in sorted((state or {}).items()):
         lines.append(f"    assert _swe_abs_eq(_swe_abs_norm({key}), {_expr(after)})")
     return "\n".join(lines) + "\n"

@@ -4,7 +4,9 @@ a ``UserString`` or as a path-like object, an integer behind ``__index__`` alone
 in a list, a sequence whose iteration fails at once, after its first item or at its end (with
 the probe's own error and with a ``RuntimeError``: the class a fix catches beside
 ``StopIteration``), a value without behaviour (equal to its kind alone, failing when called)
-in place of anything not callable, a sequence as a one-shot iterator, as an object read
+and one whose truth value cannot be read, in place of anything not callable, a text, bytes or
+number as an instance of an unhashable subclass of its type (and a sequence whose items are such
+instances; the call's first positional argument only), a sequence as a one-shot iterator, as an object read
 by index alone or as a mapping whose keys are its items, a container with an unhashable first
 item, a callable that fails, always or on its first call only), and where the reference's
 outcome on such an input comes from.
@@ -41,24 +43,27 @@ import os
 import types
 from typing import Any, Literal
 
-from .values import HELPERS, expression
+from .values import HELPERS, UNHASHABLE, expression
 
 Site = Literal["explicit", "propagated", "inside", "outside"]
 READ_ALIKE_KINDS = frozenset(
-    {"iterator", "sequence", "text", "mapping", "flag_1", "flag_0", "index"}
-)
+    {"iterator", "sequence", "text", "mapping", "flag_1", "flag_0", "index", "unhashable",
+     "unhashable_items"}
+)  # fmt: skip
 """The foreign kinds that carry the declared value's content (its items read once, by index
 alone or as a mapping's keys, a number or bytes as text, a flag as 1 or 0, an integer behind
-``__index__`` alone): where gold returns on
+``__index__`` alone, a value or a sequence's items as instances of unhashable subclasses of their
+types): where gold returns on
 them what it returns on the declared value, and so did the tree before the fix, the function
 reads them alike and a fix must keep it (rule ``read_alike``). A one-shot iterator is counted
 (:func:`.calls.counted_call`): how far the call reads it ahead is pinned too. A ``UserString``
 is not among them: read alike, it rejected five correct patches in a trial on the seen sets
 (four a ``dasherize`` that returns ``str`` where gold keeps the ``UserString``, one a check of
 the text's type where gold compares it); gold's explicit rejection of one is still pinned."""
-UNCHANGED_KINDS = frozenset({"opaque"})
-"""The foreign kinds without behaviour of their own: where gold returns on them what the tree
-before the fix returned, a fix must keep it (rule ``unchanged``)."""
+UNCHANGED_KINDS = frozenset({"opaque", "no_truth"})
+"""The foreign kinds without behaviour of their own (a value that only equals its kind; one
+whose ``bool()`` fails, as numpy arrays' and ``pandas.NA``'s does): where gold returns on them
+what the tree before the fix returned, a fix must keep it (rule ``unchanged``)."""
 _RAISE_OPS = frozenset({"RAISE_VARARGS"})
 _BOOM = HELPERS["_SweAbsBoom"]
 _FAILING_ITERABLE = HELPERS["_SweAbsFailingIterable"]
@@ -67,6 +72,7 @@ _SEQUENCE = HELPERS["_SweAbsSequence"]
 _INDEX = HELPERS["_SweAbsIndex"]
 _OPAQUE = HELPERS["_SweAbsOpaque"]
 _PATH = HELPERS["_SweAbsPath"]
+_NO_TRUTH = HELPERS["_SweAbsNoTruth"]
 # Errors a source iterable raises besides the probe's own class: a fix that catches one of them
 # around its reading (beside StopIteration) swallows the caller's failure.
 _SOURCE_ERRORS = (RuntimeError,)
@@ -113,9 +119,12 @@ def argument_slots(call: ast.Call) -> list[tuple[str, ast.expr]]:
     return slots
 
 
-def replacements(value: Any) -> list[tuple[str, str]]:
+def replacements(value: Any, subject: bool = True) -> list[tuple[str, str]]:
     """(kind, code) of the foreign values put in place of an argument whose value is ``value``;
-    only those with an expression as test code."""
+    only those with an expression as test code. The unhashable kinds only for the call's
+    ``subject`` (its first positional argument, the value the function works on): an option
+    (``algorithm='legacy'``) is looked up in a table by a correct fix as often as not (a shipped
+    correct slugify patch tests it with ``in`` a set)."""
     if isinstance(value, bool):  # a flag: its other value is in the declared domain already
         return [(f"flag_{int(value)}", repr(int(value)))]  # a kind each: both get tests
     out: list[tuple[str, str | None]] = [] if value is None else [("none", "None")]
@@ -141,6 +150,8 @@ def replacements(value: Any) -> list[tuple[str, str]]:
         if value:
             wrapped = [[value[0]], *value[1:]]
             out.append(("unhashable_item", expression(type(value)(wrapped))))
+        if subject:
+            out.append(("unhashable_items", _unhashable_items(value)))
     elif callable(value) and not inspect.isclass(value):
         out.append(("failing_callable", expression(_FAILING_CALLABLE(_BOOM))))
         out.append(("failing_callable_typeerror", expression(_FAILING_CALLABLE(TypeError))))
@@ -150,8 +161,11 @@ def replacements(value: Any) -> list[tuple[str, str]]:
                  expression(_FAILING_CALLABLE(error, once=True))) for error in _LOOKUP_ERRORS]  # fmt: skip
     elif inspect.isclass(value):
         out.append(("failing_callable", expression(_FAILING_CALLABLE(_BOOM))))
+    if subject and type(value) in UNHASHABLE:  # the same value, which a cache cannot hold
+        out.append(("unhashable", expression(UNHASHABLE[type(value)](value))))
     if value is not None and not callable(value):
         out.append(("opaque", expression(_OPAQUE())))
+        out.append(("no_truth", expression(_NO_TRUTH())))
     return [(kind, code) for kind, code in out if code is not None]
 
 
@@ -169,6 +183,16 @@ def _failing_sources(value: list[Any] | tuple[Any, ...]) -> list[tuple[str, str 
         if value:
             out.append((f"failing_iterable{suffix}", expression(_FAILING_ITERABLE(value, error))))
     return out
+
+
+def _unhashable_items(items: list[Any] | tuple[Any, ...]) -> str | None:
+    """``items`` with each item of a type in :data:`.values.UNHASHABLE` as the same value of
+    its unhashable subclass (None when no item is of such a type)."""
+    if not any(type(v) in UNHASHABLE for v in items):
+        return None
+    return expression(type(items)(
+        UNHASHABLE[type(v)](v) if type(v) in UNHASHABLE else v for v in items
+    ))  # fmt: skip
 
 
 def _as_keys(items: list[Any] | tuple[Any, ...]) -> str | None:

@@ -120,18 +120,20 @@ def _features(
 def _by_position(
     spec: dict[str, Any], caller: Caller, kwargs: dict[str, Any], limit: float, name: str
 ) -> list[dict[str, Any]]:
-    """One test per form of the call that passes keyword arguments by position, on the first
-    example drawn (a fix that makes such a parameter keyword-only fails it)."""
+    """One test per form of the call that passes keyword arguments by position (a fix that
+    makes such a parameter keyword-only fails it) or positional arguments by name (a fix that
+    renames the parameter fails it), on the first example drawn."""
     out = []
     for form in range(caller.drawn, len(caller.forms)):
+        how = "position" if form < caller.by_position else "keyword"
         ref = caller.observe(kwargs, form, limit)
         try:
-            test = emit_test(spec, caller, kwargs, form, ref, f"{name}_by_position_{form}")
+            test = emit_test(spec, caller, kwargs, form, ref, f"{name}_by_{how}_{form}")
         except Unexpressible:
             continue
         if test is not None:
             out.append({"test": test, "lines": [], "new_lines": [],
-                        "target": f"by position: {caller.forms[form]}"})  # fmt: skip
+                        "target": f"by {how}: {caller.forms[form]}"})  # fmt: skip
     return out
 
 

@@ -52,10 +52,11 @@ def _trivial(value: Any) -> bool:
     return isinstance(value, list | tuple | dict | set | frozenset | str | bytes) and not value
 
 
-_FAILURE_NOT_PINNED_KINDS = frozenset({"index"})
+_FAILURE_NOT_PINNED_KINDS = frozenset({"index", "unhashable", "unhashable_items", "no_truth"})
 """Foreign kinds on which gold's failed operation is never pinned: an integer behind
 ``__index__`` alone is one that a fix calling ``operator.index`` reads where gold's arithmetic
-on it fails."""
+on it fails; where gold hashes a value (a set, a cache, a dictionary lookup) or reads its truth,
+a fix that does not returns."""
 
 
 def _may_return_early(kind: str, value: Any, others: list[Any]) -> bool:
@@ -174,7 +175,7 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
                     continue
             for slot, value in values.items():
                 others = [v for s, v in values.items() if s != slot]
-                for kind, code in replacements(value):
+                for kind, code in replacements(value, subject=slot == "arg0"):
                     if time.monotonic() > deadline or stats["timeouts"] >= max_timeouts:
                         raise _Enough()
                     # a one-shot iterator is counted: how far the call reads it ahead shows

@@ -8,8 +8,9 @@ returned value *is* a mutable container of the arguments, and how far each itera
 builds with ``iter(...)`` had been read after the call and after each item taken from a lazy
 result. A variant agrees with the reference when the kinds, the exception types (class and
 module) or the values (types compared at every depth), and the states agree, and it shares no
-container the reference does not share and reads no iterator further ahead: sharing less or
-reading lazier is allowed (a generator or a fuller copy is a correct fix as often as not), the
+container the reference does not share, reads no iterator further ahead and raises no earlier
+(at the call, where the reference returned an iterator that raised when read): sharing less,
+reading lazier or raising later is allowed (a generator or a fuller copy is a correct fix as often as not), the
 reverse is not (the caller's data changes through the result; an infinite or one-shot input is
 consumed).
 
@@ -257,6 +258,45 @@ class _SweAbsOpaque:
         return hash("_SweAbsOpaque")
 
 
+class _SweAbsNoTruth:
+    """A value whose truth cannot be read (``bool()`` raises the caller's own error, as numpy
+    arrays and ``pandas.NA`` do); otherwise without behaviour, like :class:`_SweAbsOpaque`."""
+
+    def __bool__(self):
+        raise _SweAbsBoom("_swe_abs value without a truth value")
+
+    def __repr__(self):
+        return "_SweAbsNoTruth()"
+
+    def __eq__(self, other):
+        return type(other) is type(self)
+
+    def __hash__(self):
+        return hash("_SweAbsNoTruth")
+
+
+class _SweAbsUnhashableStr(str):
+    __hash__ = None
+
+
+class _SweAbsUnhashableBytes(bytes):
+    __hash__ = None
+
+
+class _SweAbsUnhashableInt(int):
+    __hash__ = None
+
+
+class _SweAbsUnhashableFloat(float):
+    __hash__ = None
+
+
+# A value of a built-in type as an instance of an unhashable subclass: equal content, which a
+# function that reads it reads alike, and which a cache or a set keyed on it cannot hold.
+_SWE_ABS_UNHASHABLE = {str: _SweAbsUnhashableStr, bytes: _SweAbsUnhashableBytes,
+                       int: _SweAbsUnhashableInt, float: _SweAbsUnhashableFloat}
+
+
 class _SweAbsFailingCallable:
     """A callable that raises whatever it is called with (``once``: on its first call only, then
     it returns its first argument, so that code which catches the error and calls again goes on)."""
@@ -360,6 +400,11 @@ HELPERS: dict[str, Any] = {
         "_SweAbsIndex",
         "_SweAbsOpaque",
         "_SweAbsPath",
+        "_SweAbsNoTruth",
+        "_SweAbsUnhashableStr",
+        "_SweAbsUnhashableBytes",
+        "_SweAbsUnhashableInt",
+        "_SweAbsUnhashableFloat",
         "_swe_abs_collections",
     )  # fmt: skip
 }
@@ -378,6 +423,10 @@ _SEQUENCE: type = _ns["_SweAbsSequence"]
 _INDEX: type = _ns["_SweAbsIndex"]
 _OPAQUE: type = _ns["_SweAbsOpaque"]
 _PATH: type = _ns["_SweAbsPath"]
+_NO_TRUTH: type = _ns["_SweAbsNoTruth"]
+UNHASHABLE: dict[type, type] = _ns["_SWE_ABS_UNHASHABLE"]
+"""Built-in type → its unhashable subclass (the foreign kinds ``unhashable``, ``unhashable_items``)."""
+_UNHASHABLE_NAMES = {sub: sub.__name__ for sub in UNHASHABLE.values()}
 
 
 Observation = tuple[str, Any, Any, "Extra"]
@@ -392,7 +441,11 @@ class Extra(dict):  # noqa: FURB189 - a plain dict with a name
     """What a call shares and reads: ``shared``, the frozenset of ``"result[...] is
     name[...]"`` texts (:func:`shared`; None when no argument is a mutable container), and
     ``steps``, how far each counted iterator had been read after the call and after each item
-    taken from the result (None when the call counts none)."""
+    taken from the result (None when the call counts none); for a call that raised, ``lazy``:
+    True when the call itself returned an iterator and reading it raised."""
+
+
+_NOTHING = object()  # what a call that raised returned
 
 
 def extra_of(out: tuple[Any, ...]) -> dict[str, Any]:
@@ -421,6 +474,7 @@ def outcome(call: Any, limit: float, state: Any = None, on_raise: Any = None) ->
     signal.setitimer(signal.ITIMER_REAL, limit)
     COUNTED.clear()
     extra = Extra()
+    raw: Any = _NOTHING
     try:
         try:
             raw = call()
@@ -437,6 +491,8 @@ def outcome(call: Any, limit: float, state: Any = None, on_raise: Any = None) ->
             kind, value, extra = "raise", ("builtins", "RecursionError"), Extra()
         except Exception as exc:  # noqa: BLE001 - the candidate's exception is the observation
             kind, value, extra = "raise", exception_type(exc), Extra()
+            if raw is not _NOTHING and hasattr(raw, "__next__"):
+                extra["lazy"] = True  # the call returned an iterator; reading it raised
             if on_raise is not None:
                 on_raise(exc)
         try:
@@ -461,7 +517,10 @@ def same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     if a[0] != b[0]:
         return False
     if a[0] == "raise":
-        return tuple(a[1]) == tuple(b[1]) and equal(a[2], b[2])
+        # raising later than the reference is allowed (a lazier fix); earlier is not: where the
+        # reference returned an iterator that raised when read, raising at the call differs
+        lazy_enough = not extra_of(a).get("lazy") or bool(extra_of(b).get("lazy"))
+        return tuple(a[1]) == tuple(b[1]) and equal(a[2], b[2]) and lazy_enough
     if not (equal(a[1], b[1]) and equal(a[2], b[2])):
         return False
     ea, eb = extra_of(a), extra_of(b)
@@ -528,7 +587,12 @@ def _build(value: Any, depth: int) -> str | None:
         return None if inner is None else f"{t.__name__}({inner})"
     if t is _INDEX:
         return repr(value) if type(value.value) is int else None
-    if t in (_FAILING_CALLABLE, _OPAQUE) or (t is _PATH and type(value.path) in (str, bytes)):
+    if t in _UNHASHABLE_NAMES:
+        inner = _build(_BASE(value), depth + 1)
+        return None if inner is None else f"{_UNHASHABLE_NAMES[t]}({inner})"
+    if t in (_FAILING_CALLABLE, _OPAQUE, _NO_TRUTH) or (
+        t is _PATH and type(value.path) in (str, bytes)
+    ):
         return repr(value)
     if t.__module__ == "collections" and t.__name__ in ("OrderedDict", "defaultdict", "deque"):
         return f"_swe_abs_collections.{repr(value)}"

@@ -7,7 +7,7 @@ import operator
 
 import pytest
 
-from methods.swe_abs._jail.foreign import READ_ALIKE_KINDS, replacements
+from methods.swe_abs._jail.foreign import READ_ALIKE_KINDS, UNCHANGED_KINDS, replacements
 from methods.swe_abs._jail.values import HELPERS
 
 _BOOM = HELPERS["_SweAbsBoom"]
@@ -27,9 +27,8 @@ def test_a_sequence_of_two_or_more_items_gets_a_one_shot_iterator_over_them():
 
 def test_a_number_gets_its_text_which_may_be_read_alike():
     assert dict(replacements(11))["text"] == "'11'"
-    assert {"iterator", "sequence", "text", "mapping", "flag_1", "flag_0", "index"} == (
-        READ_ALIKE_KINDS
-    )
+    assert {"iterator", "sequence", "text", "mapping", "flag_1", "flag_0", "index",
+            "unhashable", "unhashable_items"} == READ_ALIKE_KINDS  # fmt: skip
 
 
 def test_an_integer_gets_an_object_read_by_index_alone_but_a_float_or_flag_does_not():
@@ -119,6 +118,42 @@ def test_anything_not_callable_gets_a_value_without_behaviour(value):
 @pytest.mark.parametrize("value", [None, len, int, True])
 def test_none_callables_and_flags_get_no_value_without_behaviour(value):
     assert "opaque" not in dict(replacements(value))
+    assert "no_truth" not in dict(replacements(value))
+
+
+@pytest.mark.parametrize("value", [3, "a", b"a", 1.5, [1, 2], (), {"k": 1}, object()])
+def test_anything_not_callable_gets_a_value_whose_truth_cannot_be_read(value):
+    # issue 27, fourteenth round: a fix that tests a value's truth before its type
+    built = _built(dict(replacements(value))["no_truth"])
+    assert built == _built("_SweAbsNoTruth()") and built != value
+    assert {built: 1}[_built("_SweAbsNoTruth()")] == 1
+    with pytest.raises(_BOOM):
+        bool(built)
+    assert "no_truth" in UNCHANGED_KINDS
+
+
+@pytest.mark.parametrize("value", ["ab", b"ab", 7, 2.5])
+def test_a_text_bytes_or_number_gets_the_same_value_unhashable(value):
+    # issue 27, fourteenth round: a fix that caches on (or puts in a set) a value it was given
+    built = _built(dict(replacements(value))["unhashable"])
+    assert isinstance(built, type(value)) and built == value and type(built) is not type(value)
+    with pytest.raises(TypeError):
+        hash(built)
+    assert "unhashable" not in dict(replacements(True))  # a flag: its integer only
+    assert "unhashable" not in dict(replacements([1]))
+
+
+def test_a_sequence_gets_its_items_unhashable():
+    built = _built(dict(replacements(["a", 1, None]))["unhashable_items"])
+    assert type(built) is list and built == ["a", 1, None]
+    with pytest.raises(TypeError):
+        hash(built[0])
+    with pytest.raises(TypeError):
+        hash(built[1])
+    assert built[2] is None  # a type without an unhashable subclass stays as it is
+    with pytest.raises(TypeError):
+        hash(_built(dict(replacements(("a", "b")))["unhashable_items"]))  # a tuple of them too
+    assert "unhashable_items" not in dict(replacements([None, [1]]))
 
 
 def test_a_text_gets_a_path_like_object_holding_it():
@@ -128,3 +163,12 @@ def test_a_text_gets_a_path_like_object_holding_it():
     path = _built(dict(replacements("a/b"))["pathlike"])
     assert os.fspath(path) == "a/b" and not isinstance(path, str)
     assert "pathlike" not in dict(replacements(b"a/b"))
+
+
+def test_only_the_calls_subject_gets_the_unhashable_kinds():
+    # an option (a keyword or a later positional argument) may be looked up in a set by a
+    # correct fix: a shipped correct slugify patch does `algorithm in {...}`
+    for value in ("legacy", 3, ["a", "b"]):
+        kinds = dict(replacements(value, subject=False))
+        assert "unhashable" not in kinds and "unhashable_items" not in kinds
+        assert "no_truth" in kinds

@@ -480,9 +480,11 @@ def test_foreign_errors_are_pinned_only_when_raised_on_purpose_or_the_callers_ow
         assert "_SweAbsFailingIterable([" in prop[0]["test"]
     assert {t["rule"] for t in tests} == {"propagated", "raised_before", "read_alike",
                                           "unchanged"}, tests  # fmt: skip
-    # a value without behaviour returned as ``start`` of an empty sum, before the fix too
+    # a value without behaviour (or without a truth value) returned as ``start`` of an empty
+    # sum, before the fix too
     assert {(t["slot"], t["kind"]) for t in _emitted(tests, rule="unchanged")} == {
-        ("arg1", "opaque")
+        ("arg1", "opaque"),
+        ("arg1", "no_truth"),
     }, tests
     assert r["not_pinned"] >= 1 and r["returned"] >= 1, r  # an empty seq with start=None returns
     assert r["examples"] >= 1 and r["timeouts"] == 0
@@ -677,6 +679,25 @@ def test_foreign_callables_failing_once_pin_the_callers_error(jobs, tmp_path, mo
         "            out[key(x)] = 1\n",
     )
     assert _failures(found, eafp, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
+
+
+def test_foreign_unhashable_values_pin_what_gold_reads_alike(jobs, tmp_path, monkeypatch):
+    """Fourteenth round: the subject as the same value of an unhashable subclass (nth's integer),
+    or with its items so (total's sequence), is read alike by gold and before the fix; a fix
+    that caches on the value (``functools.lru_cache``) or collects the items in a set fails."""
+    found = _emitted(jobs["nth"]["tests"], slot="arg0", kind="unhashable", rule="read_alike")
+    assert found and "_SweAbsUnhashableInt(" in found[0]["test"], jobs["nth"]["tests"]
+    cached = _mod_with("def nth(n):", "@__import__('functools').lru_cache\ndef nth(n):")
+    failures = _failures(found, cached, tmp_path / "nth", monkeypatch)
+    assert failures == {"gold": 0, "wrong": len(found)}, failures
+    items = _emitted(jobs["total"]["tests"], slot="arg0", kind="unhashable_items",
+                     rule="read_alike")  # fmt: skip
+    assert items and "_SweAbsUnhashableInt(" in items[0]["test"], jobs["total"]["tests"]
+    # only the subject: `start` (the second argument) gets no unhashable value
+    assert not _emitted(jobs["total"]["tests"], slot="arg1", kind="unhashable")
+    in_a_set = _mod_with("    acc = start\n", "    acc = start\n    distinct = len(set(seq))\n")
+    failures = _failures(items, in_a_set, tmp_path / "total", monkeypatch)
+    assert failures == {"gold": 0, "wrong": len(items)}, failures
 
 
 _WRONG_TOTALS = {

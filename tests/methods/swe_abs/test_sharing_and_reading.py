@@ -159,3 +159,75 @@ def test_a_raise_carries_no_sharing_or_reading():
     assert out[0] == "raise" and values.extra_of(out) == {}
     timeout = values.outcome(lambda: [x for x in iter(int, 1)], 0.05)
     assert timeout == ("timeout", None, None, {})
+
+
+# issue 27, fourteenth round: a positional argument passed by name (a renamed parameter, a
+# function that dispatches on its first positional argument) and an error raised at the call
+# where the reference raises while its lazy result is read
+_RENAMED = {
+    "reference": "def join(items, separator='-'):\n    return separator.join(items)\n",
+    # the parameter renamed: a caller passing `separator=` now fails
+    "wrong": "def join(items, sep='-'):\n    return sep.join(items)\n",
+    "correct": "def join(items, separator='-'):\n    return ''.join(separator + x for x in items)[len(separator):]\n",
+}
+_LAZY = {
+    "reference": (
+        "def steps(start, stop):\n    if stop < start:\n        raise ValueError('stop < start')\n"
+        "    yield from range(start, stop)\n"
+    ),
+    # validated at the call: the error comes before anything is read
+    "wrong": (
+        "def steps(start, stop):\n    if stop < start:\n        raise ValueError('stop < start')\n"
+        "    return iter(range(start, stop))\n"
+    ),
+    "correct": (
+        "def steps(start, stop):\n    n = start\n    if not stop >= start:\n"
+        "        raise ValueError('bad')\n    while n < stop:\n        yield n\n        n += 1\n"
+    ),
+}
+
+
+def test_a_positional_argument_is_also_passed_by_name():
+    namespace: dict[str, Any] = {}
+    exec(_RENAMED["reference"], namespace)  # noqa: S102
+    call = "join(items, sep)"
+    assert calls.call_forms(call, namespace, keyword=True) == [
+        call, "join(items=items, separator=sep)"]  # fmt: skip
+    assert "join(items=items, separator=sep)" not in calls.call_forms(call, namespace)
+    # positional-only parameters stay positional; a call that fills *args is left alone
+    exec("def po(a, /, b):\n    return a\ndef va(a, *rest):\n    return a\n", namespace)  # noqa: S102
+    assert calls.call_forms("po(x, y)", namespace, keyword=True) == ["po(x, y)", "po(x, b=y)"]
+    assert calls.call_forms("va(x, y)", namespace, keyword=True) == ["va(x, y)"]
+    kwargs = {"items": ["a", "b"], "sep": "+"}
+    caller = calls.Caller(_spec(_RENAMED["reference"], call, {k: "st.none()" for k in kwargs}))
+    form = caller.forms.index("join(items=items, separator=sep)")
+    assert form >= caller.by_position >= caller.drawn  # checked once, after the by-position ones
+    test = _emitted(_RENAMED, call, kwargs, form)
+    assert _run_emitted(test, _RENAMED["reference"])
+    assert _run_emitted(test, _RENAMED["correct"])
+    with pytest.raises(TypeError):
+        _run_emitted(test, _RENAMED["wrong"])
+
+
+def test_raising_at_the_call_where_the_reference_raises_when_read_is_rejected():
+    kwargs = {"start": 3, "stop": 1}
+    call = "steps(start, stop)"
+    ref = _observe(_LAZY["reference"], call, kwargs)
+    wrong = _observe(_LAZY["wrong"], call, kwargs)
+    correct = _observe(_LAZY["correct"], call, kwargs)
+    assert ref[:2] == wrong[:2] == correct[:2] == ("raise", ("builtins", "ValueError"))
+    assert values.extra_of(ref) == {"lazy": True} and values.extra_of(wrong) == {}
+    assert not values.same(ref, wrong)  # raises earlier than the reference
+    assert values.same(ref, correct)
+    assert values.same(wrong, ref)  # later than an eager reference: allowed
+    test = _emitted(_LAZY, call, kwargs)
+    assert "_swe_abs_result = steps(start, stop)" in test
+    assert _run_emitted(test, _LAZY["reference"])
+    assert _run_emitted(test, _LAZY["correct"])
+    with pytest.raises(ValueError):
+        _run_emitted(test, _LAZY["wrong"])
+    # an eager reference's test accepts a lazy fix (the error still comes when read)
+    eager = _emitted({"reference": _LAZY["wrong"]}, call, kwargs)
+    assert _run_emitted(eager, _LAZY["reference"]) and _run_emitted(eager, _LAZY["wrong"])
+    # a call that raises before returning anything carries no `lazy`
+    assert values.extra_of(_observe("def f(x):\n    raise KeyError(x)\n", "f(x)", {"x": 1})) == {}

@@ -38,7 +38,7 @@ def test_deviations_follow_the_configuration():
     assert "judge_repeats=1 (paper: 3 per judge model)" in texts
     cfg = SweAbsConfig(tests_from="both", explore_tests=7).pipeline()
     assert cfg.tests_from == {"differential", "explore", "near", "foreign", "model"}
-    assert cfg.explore_tests == 7 and cfg.foreign_tests == 40 and cfg.near_tests == 100
+    assert cfg.explore_tests == 7 and cfg.foreign_tests == 64 and cfg.near_tests == 100
     assert SweAbsConfig(foreign_tests=0).pipeline().foreign_tests == 0
     near = SweAbsConfig(near_examples=9, near_tests=0).pipeline()
     assert (near.near_examples, near.near_tests) == (9, 0)
