@@ -123,6 +123,7 @@ _REGRADED = {
     "outside_11": "regraded_sources",
     "outside_12": "regraded_opaque",
     "outside_13": "regraded_opaque",  # the same generator: its regrading came before both
+    "outside_14": "regraded_calls",
 }
 
 
