@@ -275,26 +275,11 @@ class _SweAbsNoTruth:
         return hash("_SweAbsNoTruth")
 
 
-class _SweAbsUnhashableStr(str):
-    __hash__ = None
-
-
-class _SweAbsUnhashableBytes(bytes):
-    __hash__ = None
-
-
-class _SweAbsUnhashableInt(int):
-    __hash__ = None
-
-
-class _SweAbsUnhashableFloat(float):
-    __hash__ = None
-
-
 # A value of a built-in type as an instance of an unhashable subclass: equal content, which a
 # function that reads it reads alike, and which a cache or a set keyed on it cannot hold.
-_SWE_ABS_UNHASHABLE = {str: _SweAbsUnhashableStr, bytes: _SweAbsUnhashableBytes,
-                       int: _SweAbsUnhashableInt, float: _SweAbsUnhashableFloat}
+_SWE_ABS_UNHASHABLE = {t: type("_SweAbsUnhashable" + t.__name__.capitalize(), (t,), {"__hash__": None})
+                       for t in (str, bytes, int, float)}
+globals().update({c.__name__: c for c in _SWE_ABS_UNHASHABLE.values()})
 
 
 class _SweAbsFailingCallable:
