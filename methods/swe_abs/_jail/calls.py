@@ -30,17 +30,26 @@ def strategies(spec: dict[str, Any], subclasses: bool = True) -> dict[str, Any]:
     return out
 
 
-def _omissions(call: ast.Call, namespace: dict[str, Any]) -> list[ast.Call]:
-    """Copies of ``call`` without an argument that binds a parameter with a default: each such
-    keyword, the trailing positionals that bind defaulted parameters, and all of them at once."""
-    try:
-        func = eval(compile(ast.Expression(call.func), "<callee>", "eval"), dict(namespace))  # noqa: S307
-        sig = inspect.signature(func)
-    except Exception:  # noqa: BLE001 - not a callee we can read (a name bound per example, a builtin)
-        return []
+def _signature(call: ast.Call, namespace: dict[str, Any]) -> inspect.Signature | None:
+    """The signature of ``call``'s callee, evaluated in ``namespace``; None when it cannot be
+    read (a name bound per example, a builtin) or when the call passes ``*args`` or
+    ``**kwargs`` (which parameters they bind depends on the example)."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(
         k.arg is None for k in call.keywords
     ):
+        return None
+    try:
+        func = eval(compile(ast.Expression(call.func), "<callee>", "eval"), dict(namespace))  # noqa: S307
+        return inspect.signature(func)
+    except Exception:  # noqa: BLE001 - not a callee we can read
+        return None
+
+
+def _omissions(call: ast.Call, namespace: dict[str, Any]) -> list[ast.Call]:
+    """Copies of ``call`` without an argument that binds a parameter with a default: each such
+    keyword, the trailing positionals that bind defaulted parameters, and all of them at once."""
+    sig = _signature(call, namespace)
+    if sig is None:
         return []
     try:
         bound = sig.bind_partial(
@@ -74,15 +83,10 @@ def _positional(call: ast.Call, namespace: dict[str, Any]) -> list[ast.Call]:
     """A copy of ``call`` with the keywords that name the next positional-or-keyword parameters
     passed by position instead (a fix that makes such a parameter keyword-only fails it); none
     when there are none or the callee's signature cannot be read."""
-    try:
-        func = eval(compile(ast.Expression(call.func), "<callee>", "eval"), dict(namespace))  # noqa: S307
-        params = list(inspect.signature(func).parameters.values())
-    except Exception:  # noqa: BLE001 - not a callee we can read
+    sig = _signature(call, namespace)
+    if sig is None:
         return []
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(
-        k.arg is None for k in call.keywords
-    ):
-        return []
+    params = list(sig.parameters.values())
     by_name = {k.arg: k for k in call.keywords}
     args = list(call.args)
     for param in params[len(call.args) :]:
@@ -99,13 +103,10 @@ def _by_keyword(call: ast.Call, namespace: dict[str, Any]) -> list[ast.Call]:
     parameters passed by name instead (a fix that renames such a parameter, or dispatches on
     the first positional argument, fails it); none when there are none, when an argument is
     starred or binds ``*args``, or when the callee's signature cannot be read."""
-    try:
-        func = eval(compile(ast.Expression(call.func), "<callee>", "eval"), dict(namespace))  # noqa: S307
-        params = list(inspect.signature(func).parameters.values())
-    except Exception:  # noqa: BLE001 - not a callee we can read
+    sig = _signature(call, namespace)
+    if sig is None or len(call.args) > len(sig.parameters):
         return []
-    if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > len(params):
-        return []
+    params = list(sig.parameters.values())
     kinds = [p.kind for p in params[: len(call.args)]]
     if inspect.Parameter.VAR_POSITIONAL in kinds:
         return []
