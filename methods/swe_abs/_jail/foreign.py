@@ -6,7 +6,8 @@ the probe's own error and with a ``RuntimeError``: the class a fix catches besid
 ``StopIteration``), a value without behaviour (equal to its kind alone, failing when called)
 and one whose truth value cannot be read, in place of anything not callable, a text, bytes or
 number as an instance of an unhashable subclass of its type (and a sequence whose items are such
-instances; the call's first positional argument only), a sequence as a one-shot iterator, as an object read
+instances, or whose integers are behind ``__index__`` alone; the call's first positional argument
+only), a sequence as a one-shot iterator, as an object read
 by index alone or as a mapping whose keys are its items, a container with an unhashable first
 item, a callable that fails, always or on its first call only), and where the reference's
 outcome on such an input comes from.
@@ -47,12 +48,12 @@ from .values import HELPERS, UNHASHABLE, expression
 
 Site = Literal["explicit", "propagated", "inside", "outside"]
 READ_ALIKE_KINDS = frozenset(
-    {"iterator", "sequence", "text", "mapping", "flag_1", "flag_0", "index", "unhashable",
-     "unhashable_items"}
+    {"iterator", "sequence", "text", "mapping", "flag_1", "flag_0", "index", "index_items",
+     "unhashable", "unhashable_items"}
 )  # fmt: skip
 """The foreign kinds that carry the declared value's content (its items read once, by index
-alone or as a mapping's keys, a number or bytes as text, a flag as 1 or 0, an integer behind
-``__index__`` alone, a value or a sequence's items as instances of unhashable subclasses of their
+alone or as a mapping's keys, a number or bytes as text, a flag as 1 or 0, an integer, or a
+sequence's integers, behind ``__index__`` alone, a value or a sequence's items as instances of unhashable subclasses of their
 types): where gold returns on
 them what it returns on the declared value, and so did the tree before the fix, the function
 reads them alike and a fix must keep it (rule ``read_alike``). A one-shot iterator is counted
@@ -107,6 +108,28 @@ def target_calls(
     return out
 
 
+REACH = "_swe_abs_reach"
+"""The name :func:`marked` wraps each target call's callee in: ``REACH(i, callee)`` returns the
+callee and records that call ``i`` was reached."""
+
+
+def marked(tree: ast.Expression, calls: list[ast.Call]) -> str:
+    """The text of ``tree`` with the callee of each of ``calls`` wrapped as ``REACH(i, callee)``:
+    evaluated once on an example, it tells which calls the example reaches (an argument of a call
+    in the branch a conditional does not take is never read: replacing it tests nothing)."""
+    where = {(c.lineno, c.col_offset, c.end_col_offset): i for i, c in enumerate(calls)}
+
+    class _Mark(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:  # noqa: N802 - ast's visitor name
+            i = where.get((node.lineno, node.col_offset, node.end_col_offset))
+            self.generic_visit(node)
+            if i is not None:
+                node.func = ast.Call(ast.Name(REACH, ast.Load()), [ast.Constant(i), node.func], [])
+            return node
+
+    return ast.unparse(ast.fix_missing_locations(_Mark().visit(copy.deepcopy(tree))))
+
+
 def argument_slots(call: ast.Call) -> list[tuple[str, ast.expr]]:
     """(label, expression) of each argument that can be replaced: positionals by index, keywords
     by name (``*args`` and ``**kwargs`` are left as they are)."""
@@ -152,6 +175,7 @@ def replacements(value: Any, subject: bool = True) -> list[tuple[str, str]]:
             out.append(("unhashable_item", expression(type(value)(wrapped))))
         if subject:
             out.append(("unhashable_items", _unhashable_items(value)))
+            out.append(("index_items", _index_items(value)))
     elif callable(value) and not inspect.isclass(value):
         out.append(("failing_callable", expression(_FAILING_CALLABLE(_BOOM))))
         out.append(("failing_callable_typeerror", expression(_FAILING_CALLABLE(TypeError))))
@@ -193,6 +217,14 @@ def _unhashable_items(items: list[Any] | tuple[Any, ...]) -> str | None:
     return expression(type(items)(
         UNHASHABLE[type(v)](v) if type(v) in UNHASHABLE else v for v in items
     ))  # fmt: skip
+
+
+def _index_items(items: list[Any] | tuple[Any, ...]) -> str | None:
+    """``items`` with each ``int`` item behind ``__index__`` alone (None when none is an
+    ``int``): the column numbers or positions a caller takes from numpy, read by indexing."""
+    if not any(type(v) is int for v in items):
+        return None
+    return expression(type(items)(_INDEX(v) if type(v) is int else v for v in items))
 
 
 def _as_keys(items: list[Any] | tuple[Any, ...]) -> str | None:

@@ -1,6 +1,7 @@
 """The ``foreign`` job: the reference's outcomes on foreign inputs, pinned as tests where a fix must
 keep them. Hypothesis draws examples of the declared domain; in each, every argument of the call
-to the function under test is replaced in turn by each foreign value (:mod:`.foreign`). Where the
+to the function under test that the example reaches (a call in a conditional's branch not taken is
+left alone) is replaced in turn by each foreign value (:mod:`.foreign`). Where the
 reference (the gold tree on disk) raises, the rule follows from where the exception came from and
 from the tree before the fix (the job's ``base_variant``): ``explicit`` and ``propagated`` pin
 the exception type and the arguments' state after the call, ``raised_before`` only that the call
@@ -16,7 +17,6 @@ from __future__ import annotations
 import ast
 import os
 import time
-from collections.abc import Callable
 from typing import Any
 
 from .calls import (
@@ -29,16 +29,18 @@ from .calls import (
     strategies,
 )
 from .foreign import (
+    REACH,
     READ_ALIKE_KINDS,
     UNCHANGED_KINDS,
     argument_slots,
+    marked,
     rejection_site,
     replaced,
     replacements,
     target_calls,
 )
 from .swap import Runner, toggle
-from .values import HELPERS, Extra, Observation, outcome_class
+from .values import HELPERS, Extra, Observation, extra_of, outcome_class
 
 
 class _Enough(Exception):
@@ -52,7 +54,9 @@ def _trivial(value: Any) -> bool:
     return isinstance(value, list | tuple | dict | set | frozenset | str | bytes) and not value
 
 
-_FAILURE_NOT_PINNED_KINDS = frozenset({"index", "unhashable", "unhashable_items", "no_truth"})
+_FAILURE_NOT_PINNED_KINDS = frozenset(
+    {"index", "index_items", "unhashable", "unhashable_items", "no_truth"}
+)
 """Foreign kinds on which gold's failed operation is never pinned: an integer behind
 ``__index__`` alone is one that a fix calling ``operator.index`` reads where gold's arithmetic
 on it fails; where gold hashes a value (a set, a cache, a dictionary lookup) or reads its truth,
@@ -103,7 +107,8 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
     compiled: dict[str, Any] = {}
     counts: dict[tuple[Any, ...], int] = {}
     tests: list[dict[str, Any]] = []
-    stats = {"examples": 0, "probes": 0, "timeouts": 0, "returned": 0, "not_pinned": 0}
+    stats = {"examples": 0, "probes": 0, "timeouts": 0, "returned": 0, "not_pinned": 0,
+             "unreached": 0}  # fmt: skip
     unexpressible: dict[str, int] = {}
 
     def observe(kwargs: dict[str, Any], text: str, base: bool) -> tuple[Any, BaseException | None]:
@@ -123,16 +128,16 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
         kind: str,
         kwargs: dict[str, Any],
         text: str,
-        declared: Callable[[], Observation],
+        declared: Observation,
         failure_pinnable: bool,
     ) -> tuple[str | None, Observation]:
         """The rule that pins ``ref`` on this foreign input (None: not pinned), and what it
-        pins. ``declared`` gives gold's observation of the call as declared (computed once per
-        example); ``failure_pinnable`` is False where a correct fix may return instead of
+        pins. ``declared`` is gold's observation of the call as declared on this example;
+        ``failure_pinnable`` is False where a correct fix may return instead of
         failing (:func:`_may_return_early`)."""
         if ref[0] == "ok":
             # the declared value's content in another form, read alike by gold and before the fix
-            if kind in READ_ALIKE_KINDS and _returns_alike(declared(), ref):
+            if kind in READ_ALIKE_KINDS and _returns_alike(declared, ref):
                 if _returns_alike(observe(kwargs, text, base=True)[0], ref):
                     return "read_alike", ref
             # a value without behaviour, which the fix left as the tree before it handled it
@@ -152,21 +157,32 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
             same_type = before[0] == "raise" and tuple(before[1]) == tuple(ref[1])
             return ("propagated" if same_type else None), ref
         if before[0] == "raise":
-            # a failed operation, before the fix too: a fix may fail otherwise, not return
-            return "raised_before", ("raise", ("builtins", "Exception"), {}, Extra())
+            # a failed operation, before the fix too: a fix may fail otherwise, not return, nor
+            # fail at the call where gold's iterator fails when read
+            lazy = Extra(lazy=True) if extra_of(ref).get("lazy") else Extra()
+            return "raised_before", ("raise", ("builtins", "Exception"), {}, lazy)
         return None, ref
+
+    reach_code = compile(marked(tree, calls), "<call>", "eval")
 
     def probe_example(kwargs: dict[str, Any]) -> None:
         env = {**caller.namespace, **{k: fresh_copy(v) for k, v in kwargs.items()}}
-        declared: list[Observation] = []
+        reached: set[int] = set()
 
-        def declared_once() -> Observation:
-            """Gold's observation of the call as declared, on this example (once, when asked)."""
-            if not declared:
-                declared.append(observe(kwargs, spec["call"], base=False)[0])
-            return declared[0]
+        def reach(i: int, callee: Any) -> Any:
+            reached.add(i)
+            return callee
+
+        # gold's observation of the call as declared (the marks return the callee unchanged)
+        declared = caller.observe_code(kwargs, reach_code, limit, None, {**HELPERS, REACH: reach})
+        if declared[0] == "timeout":
+            stats["timeouts"] += 1
+            return
 
         for n, call in enumerate(calls):
+            if n not in reached:
+                stats["unreached"] += 1
+                continue
             values: dict[str, Any] = {}
             for slot, node in argument_slots(call):
                 try:
@@ -187,7 +203,7 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
                         stats["timeouts"] += 1
                         continue
                     pinnable = not _may_return_early(kind, value, others)
-                    rule, pinned = rule_for(ref, exc, kind, kwargs, text, declared_once, pinnable)
+                    rule, pinned = rule_for(ref, exc, kind, kwargs, text, declared, pinnable)
                     if ref[0] == "ok" and rule is None:
                         stats["returned"] += 1
                         continue

@@ -7,7 +7,13 @@ import operator
 
 import pytest
 
-from methods.swe_abs._jail.foreign import READ_ALIKE_KINDS, UNCHANGED_KINDS, replacements
+from methods.swe_abs._jail.foreign import (
+    REACH,
+    READ_ALIKE_KINDS,
+    UNCHANGED_KINDS,
+    marked,
+    replacements,
+)
 from methods.swe_abs._jail.values import HELPERS
 
 _BOOM = HELPERS["_SweAbsBoom"]
@@ -28,7 +34,7 @@ def test_a_sequence_of_two_or_more_items_gets_a_one_shot_iterator_over_them():
 def test_a_number_gets_its_text_which_may_be_read_alike():
     assert dict(replacements(11))["text"] == "'11'"
     assert {"iterator", "sequence", "text", "mapping", "flag_1", "flag_0", "index",
-            "unhashable", "unhashable_items"} == READ_ALIKE_KINDS  # fmt: skip
+            "index_items", "unhashable", "unhashable_items"} == READ_ALIKE_KINDS  # fmt: skip
 
 
 def test_an_integer_gets_an_object_read_by_index_alone_but_a_float_or_flag_does_not():
@@ -165,10 +171,43 @@ def test_a_text_gets_a_path_like_object_holding_it():
     assert "pathlike" not in dict(replacements(b"a/b"))
 
 
+def test_a_sequence_of_integers_gets_them_behind_index_alone():
+    # issue 27, fifteenth round: column numbers taken from numpy are integers to indexing only
+    built = _built(dict(replacements([2, "a", 0]))["index_items"])
+    assert type(built) is list and [operator.index(built[0]), built[1]] == [2, "a"]
+    assert not isinstance(built[0], int) and ["x", "y", "z"][built[2]] == "x"
+    assert type(_built(dict(replacements((1,)))["index_items"])) is tuple
+    assert "index_items" in READ_ALIKE_KINDS
+    assert "index_items" not in dict(replacements(["a", True]))  # no int (a flag is no column)
+
+
+def test_marked_calls_record_which_are_reached():
+    # a call in a conditional's branch not taken is never reached: its arguments test nothing
+    import ast
+
+    tree = ast.parse("f(a) if flag else f(a, g(b))", mode="eval")
+    namespace = {"f": lambda *a: a, "g": lambda b: -b}
+    calls = [c for c in ast.walk(tree.body) if isinstance(c, ast.Call)]
+    reached: set[int] = set()
+
+    def reach(i: int, callee: object) -> object:
+        reached.add(i)
+        return callee
+
+    for flag, expected in ((True, {0}), (False, {1, 2})):
+        reached.clear()
+        env = {**namespace, "a": 1, "b": 2, "flag": flag, REACH: reach}
+        got = eval(marked(tree, calls), env)  # noqa: S307 - text built by the module under test
+        assert got == eval(ast.unparse(tree), env)  # the marks change no value  # noqa: S307
+        assert {ast.unparse(calls[i]) for i in reached} == {
+            ast.unparse(calls[i]) for i in expected}, (flag, reached)  # fmt: skip
+
+
 def test_only_the_calls_subject_gets_the_unhashable_kinds():
     # an option (a keyword or a later positional argument) may be looked up in a set by a
     # correct fix: a shipped correct slugify patch does `algorithm in {...}`
     for value in ("legacy", 3, ["a", "b"]):
         kinds = dict(replacements(value, subject=False))
         assert "unhashable" not in kinds and "unhashable_items" not in kinds
+        assert "index_items" not in kinds
         assert "no_truth" in kinds

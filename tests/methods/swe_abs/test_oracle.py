@@ -109,6 +109,19 @@ def decoded(data, errors="strict"):
 
 def get_or(d, k, default=None):
     return d[k] if k in d else default
+
+
+def unset(cols, n):
+    out = [True] * n
+    for i in cols:
+        out[i] = False
+    return out
+
+
+def spans(n, size):
+    size = int(size)
+    for i in range(0, n, size):
+        yield (i, min(i + size, n))
 """
 TESTS = """\
 from pkg.mod import add_key, size, to_bytes
@@ -295,6 +308,17 @@ _JOBS = [
     _foreign("get_or", "mod.get_or(d, k, default)",
              {"d": "st.dictionaries(st.sampled_from('ab'), st.integers(0, 3), max_size=1)",
               "k": "st.sampled_from('ab')", "default": "st.integers(0, 3)"},
+             {"files": {"pkg/mod.py": MOD}}),
+    # fifteenth round: column numbers behind __index__; a generator failing when read; a call in
+    # a conditional's branch the example does not take
+    _foreign("unset", "mod.unset(cols, n)",
+             {"cols": "st.lists(st.integers(0, 2), min_size=1, max_size=3)",
+              "n": "st.integers(3, 4)"}, {"files": {"pkg/mod.py": MOD}}),
+    _foreign("spans", "mod.spans(n, size)", {"n": "st.integers(1, 6)", "size": "st.integers(1, 3)"},
+             {"files": {"pkg/mod.py": MOD}}),
+    _foreign("branch", "mod.total(seq, start) if with_start else mod.total(seq)",
+             {"seq": "st.lists(st.integers(0, 3), min_size=2, max_size=3)",
+              "start": "st.integers(1, 2)", "with_start": "st.booleans()"},
              {"files": {"pkg/mod.py": MOD}}),
     _EXPLORE_ENDS,
     # declared domains that never reach where the wrong fixes below differ
@@ -698,6 +722,51 @@ def test_foreign_unhashable_values_pin_what_gold_reads_alike(jobs, tmp_path, mon
     in_a_set = _mod_with("    acc = start\n", "    acc = start\n    distinct = len(set(seq))\n")
     failures = _failures(items, in_a_set, tmp_path / "total", monkeypatch)
     assert failures == {"gold": 0, "wrong": len(items)}, failures
+
+
+def test_foreign_integers_behind_index_in_the_subject_pin_what_gold_reads_alike(
+    jobs, tmp_path, monkeypatch
+):
+    """Fifteenth round: the column numbers of unset() as objects read by ``__index__`` alone
+    (what numpy's integers are to a list): gold indexes with them alike, a fix that checks
+    ``isinstance(i, int)`` rejects them."""
+    found = _emitted(jobs["unset"]["tests"], slot="arg0", kind="index_items", rule="read_alike")
+    assert found and "_SweAbsIndex(" in found[0]["test"], jobs["unset"]["tests"]
+    checked = _mod_with(
+        "    for i in cols:\n",
+        "    for i in cols:\n        if not isinstance(i, int):\n            raise ValueError(i)\n",
+    )
+    assert _failures(found, checked, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
+
+
+def test_a_failure_when_gold_is_read_is_pinned_as_such_where_only_some_exception_is(
+    jobs, tmp_path, monkeypatch
+):
+    """Fifteenth round: spans() is a generator, so a size int() cannot read fails when it is
+    read, as before the fix; the pinned failure (rule ``raised_before``, some exception) keeps
+    that: a fix that validates at the call, before returning a generator, fails it."""
+    found = _emitted(jobs["spans"]["tests"], slot="arg1", kind="opaque", rule="raised_before")
+    assert found and "_swe_abs_result = mod.spans(" in found[0]["test"], jobs["spans"]["tests"]
+    eager = _mod_with(
+        "    size = int(size)\n    for i",
+        "    size = int(size)\n    return _spans(n, size)\n\n\ndef _spans(n, size):\n    for i",
+    )
+    assert _failures(found, eager, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
+
+
+def test_foreign_values_replace_arguments_of_the_calls_an_example_reaches_only(jobs):
+    """Fifteenth round: in ``a if flag else b`` only the branch the example takes is evaluated;
+    a foreign value in the other would test nothing (and used the budget of its kind)."""
+    r = jobs["branch"]
+    for t in r["tests"]:
+        line = next(x for x in t["test"].splitlines() if " if with_start else " in x)
+        first_as_declared = re.search(r"[(=] ?mod\.total\(seq, start\) if with_start", line)
+        second_as_declared = re.search(r"else mod\.total\(seq\)(\)|$)", line)
+        if "with_start = True" in t["test"]:
+            assert second_as_declared and not first_as_declared, t["test"]
+        else:
+            assert first_as_declared and not second_as_declared, t["test"]
+    assert r["tests"] and r.get("unreached", 0) > 0, r
 
 
 _WRONG_TOTALS = {
