@@ -50,8 +50,12 @@ unchanged (``data/outside_candidates_13_*``, ``data/OUTSIDE_13_*.md``), was grad
 ``all_correct`` include it since. A fourteenth, written by six further helpers on all 31
 instances while the generator learnt positional arguments passed by name, errors raised at the
 call where gold raises while its result is read, unhashable values and values without a truth
-value (``data/outside_candidates_14_*``, ``data/OUTSIDE_14_*.md``), is graded once by
-``candidates=outside14``.
+value (``data/outside_candidates_14_*``, ``data/OUTSIDE_14_*.md``), was graded once by
+``candidates=outside14``; ``all`` and ``all_correct`` include it since. A fifteenth, written by
+six further helpers on all 31 instances while the generator learnt to leave a conditional's
+branch not taken alone, integers behind ``__index__`` in the subject, and failures pinned by
+family (``data/outside_candidates_15_*``, ``data/OUTSIDE_15_*.md``), is graded once by
+``candidates=outside15``.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -86,6 +90,7 @@ CandidateSets = Literal[
     "outside12",
     "outside13",
     "outside14",
+    "outside15",
     "all",
     "all_correct",
 ]

@@ -20,10 +20,12 @@ An outcome is worth pinning when a correct fix must keep it:
   through, in the reference and in the tree before the fix alike;
 - ``raised_before``: a failed operation (``inside`` a target file or ``outside`` them), where the
   tree before the fix failed too, no other argument is empty or zero and the foreign value is
-  not ``None`` for an integer (:mod:`.job_foreign` says why): pinned as *some* exception.
-  Pinning its type, where the tree before the fix failed alike, rejected 3 of the first outside
-  set's 31 correct re-implementations (they fail differently on ``None`` or a non-sequence); a
-  fix that returns there instead turns a failure the issue never asked to change into a value;
+  not ``None`` for an integer (:mod:`.job_foreign` says why): pinned as *some* exception of
+  the family both failures share (:data:`.job_foreign.FAMILIES`: ``ValueError``, or
+  ``TypeError``/``AttributeError``/``LookupError``; else any). Pinning its exact type, where the
+  tree before the fix failed alike, rejected 3 of the first outside set's 31 correct
+  re-implementations (they fail differently on ``None`` or a non-sequence); a fix that returns
+  there instead turns a failure the issue never asked to change into a value;
 - ``read_alike``: the declared value's content in another form (:data:`READ_ALIKE_KINDS`), on
   which the reference returns what it returns on the declared value, as the tree before the fix
   did;
