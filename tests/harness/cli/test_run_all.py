@@ -31,15 +31,17 @@ def _run_all(log_dir: Path, out_dir: Path) -> subprocess.Popen[str]:
 def test_run_all_of_a_scripted_task_starts_no_server_stops_on_ctrl_c_and_resumes(tmp_path):
     log_dir, out_dir = tmp_path / "logs", tmp_path / "report"
     process = _run_all(log_dir, out_dir)
-    # the task's log appears within seconds: no model server start (46 s with vLLM) before it
-    deadline = time.monotonic() + 30
+    # the task's log appears (within seconds alone; the bound is loose for a loaded machine,
+    # where CI once took over 30 s): that no model server started is read from the re-run's
+    # table of times below, which has a row for a server start
+    deadline = time.monotonic() + 120
     while not list(log_dir.rglob("*.eval")) and time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()
         time.sleep(0.2)
     if not list(log_dir.rglob("*.eval")):
         process.kill()
         out, err = process.communicate()
-        pytest.fail(f"no task log within 30 s (a model server starting?):\n{out[-2000:]}{err}")
+        pytest.fail(f"no task log within 120 s (a model server starting?):\n{out[-2000:]}{err}")
     time.sleep(2.0)
     out, err, _ = ctrl_c(process, what="run-all")
     assert "report written" not in out  # an interrupted run-all writes no report
