@@ -77,24 +77,6 @@ def _may_return_early(kind: str, value: Any, others: list[Any]) -> bool:
     )
 
 
-_WRONG_TYPE = (TypeError, AttributeError, LookupError)
-FAMILIES = {"ValueError": (ValueError,), "(TypeError, AttributeError, LookupError)": _WRONG_TYPE}
-"""The failures a ``raised_before`` pin allows, by what gold's and the tree before the fix's
-failed operations have in common: a value the operation could not take (``ValueError``), or a
-value of a type it could not handle (an operation it lacks, an item it has not); otherwise any
-exception. A correct fix fails within the family (``int(x)`` or ``operator.index(x)``, ``x[0]``
-or ``x.items()``); a fix that turns a type failure into ``ValueError`` (or back) does not."""
-
-
-def failure_family(*raised: BaseException | None) -> str:
-    """The name :func:`pytest.raises` is given for failures ``raised``: the family of
-    :data:`FAMILIES` all of them belong to, else ``Exception``."""
-    for name, classes in FAMILIES.items():
-        if raised and all(isinstance(e, classes) for e in raised):
-            return name
-    return "Exception"
-
-
 def _returns_alike(a: Observation, b: Observation) -> bool:
     """Both returned, equal values of equal types (NaN never agrees: nothing pinned on it)."""
     try:
@@ -170,17 +152,15 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
             return "explicit", ref
         if site != "propagated" and not failure_pinnable:
             return None, ref
-        before, before_exc = observe(kwargs, text, base=True)
+        before = observe(kwargs, text, base=True)[0]
         if site == "propagated":
             same_type = before[0] == "raise" and tuple(before[1]) == tuple(ref[1])
             return ("propagated" if same_type else None), ref
         if before[0] == "raise":
-            # a failed operation, before the fix too: a fix may fail otherwise (within the
-            # family of both failures), not return, nor fail at the call where gold's iterator
-            # fails when read
+            # a failed operation, before the fix too: a fix may fail otherwise, not return, nor
+            # fail at the call where gold's iterator fails when read
             lazy = Extra(lazy=True) if extra_of(ref).get("lazy") else Extra()
-            family = failure_family(exc, before_exc)
-            return "raised_before", ("raise", ("builtins", family), {}, lazy)
+            return "raised_before", ("raise", ("builtins", "Exception"), {}, lazy)
         return None, ref
 
     reach_code = compile(marked(tree, calls), "<call>", "eval")

@@ -14,7 +14,6 @@ from methods.swe_abs._jail.foreign import (
     marked,
     replacements,
 )
-from methods.swe_abs._jail.job_foreign import failure_family
 from methods.swe_abs._jail.values import HELPERS
 
 _BOOM = HELPERS["_SweAbsBoom"]
@@ -212,15 +211,3 @@ def test_only_the_calls_subject_gets_the_unhashable_kinds():
         assert "unhashable" not in kinds and "unhashable_items" not in kinds
         assert "index_items" not in kinds
         assert "no_truth" in kinds
-
-
-def test_a_failure_is_pinned_within_the_family_gold_and_the_code_before_share():
-    # issue 27, fifteenth round: a failed operation's type is pinned by family only
-    wrong_type = "(TypeError, AttributeError, LookupError)"
-    assert failure_family(TypeError("a"), AttributeError("b")) == wrong_type
-    assert failure_family(KeyError("a"), TypeError("b")) == wrong_type
-    assert failure_family(UnicodeDecodeError("utf-8", b"\xff", 0, 1, "x"), ValueError()) == (
-        "ValueError")  # fmt: skip
-    assert failure_family(ValueError(), TypeError()) == "Exception"  # no common family
-    assert failure_family(ZeroDivisionError(), ZeroDivisionError()) == "Exception"
-    assert failure_family(TypeError(), None) == "Exception"  # nothing known of the other
