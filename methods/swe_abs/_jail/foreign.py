@@ -1,12 +1,12 @@
 """Foreign inputs: a value outside the declared domain put in place of one argument of the call to
 the function under test (None, the other of str/bytes, a bytearray, a number as text, a text as
-a ``UserString`` or as a path-like object, an integer behind ``__index__`` alone, a flag as the integer 1 or 0, a scalar
+a ``UserString`` or as a path-like object, an integer that is no ``int`` (NumPy's, say), a flag as the integer 1 or 0, a scalar
 in a list, a sequence whose iteration fails at once, after its first item or at its end (with
 the probe's own error and with a ``RuntimeError``: the class a fix catches beside
 ``StopIteration``), a value without behaviour (equal to its kind alone, failing when called)
 and one whose truth value cannot be read, in place of anything not callable, a text, bytes or
 number as an instance of an unhashable subclass of its type (and a sequence whose items are such
-instances, or whose integers are behind ``__index__`` alone; the call's first positional argument
+instances, or whose integers are no ``int``; the call's first positional argument
 only), a sequence as a one-shot iterator, as an object read
 by index alone or as a mapping whose keys are its items, a container with an unhashable first
 item, a callable that fails, always or on its first call only), and where the reference's
@@ -20,12 +20,13 @@ An outcome is worth pinning when a correct fix must keep it:
   through, in the reference and in the tree before the fix alike;
 - ``raised_before``: a failed operation (``inside`` a target file or ``outside`` them), where the
   tree before the fix failed too, no other argument is empty or zero and the foreign value is
-  not ``None`` for an integer (:mod:`.job_foreign` says why): pinned as *some* exception of
-  the family both failures share (:data:`.job_foreign.FAMILIES`: ``ValueError``, or
-  ``TypeError``/``AttributeError``/``LookupError``; else any). Pinning its exact type, where the
-  tree before the fix failed alike, rejected 3 of the first outside set's 31 correct
-  re-implementations (they fail differently on ``None`` or a non-sequence); a fix that returns
-  there instead turns a failure the issue never asked to change into a value;
+  not ``None`` for an integer (:mod:`.job_foreign` says why): pinned as *some* exception.
+  Pinning its type, where the tree before the fix failed alike, rejected 3 of the first outside
+  set's 31 correct re-implementations (they fail differently on ``None`` or a non-sequence);
+  pinning only its family (``ValueError`` apart from ``TypeError``) rejected 3 in a trial of the
+  fifteenth round (``islice`` raises ``ValueError`` for a text where ``[it] * n`` raises
+  ``TypeError``; a fix that reads a failing source first raises the caller's error); a fix that
+  returns there instead turns a failure the issue never asked to change into a value;
 - ``read_alike``: the declared value's content in another form (:data:`READ_ALIKE_KINDS`), on
   which the reference returns what it returns on the declared value, as the tree before the fix
   did;
@@ -55,7 +56,7 @@ READ_ALIKE_KINDS = frozenset(
 )  # fmt: skip
 """The foreign kinds that carry the declared value's content (its items read once, by index
 alone or as a mapping's keys, a number or bytes as text, a flag as 1 or 0, an integer, or a
-sequence's integers, behind ``__index__`` alone, a value or a sequence's items as instances of unhashable subclasses of their
+sequence's integers, as integers that are no ``int``, a value or a sequence's items as instances of unhashable subclasses of their
 types): where gold returns on
 them what it returns on the declared value, and so did the tree before the fix, the function
 reads them alike and a fix must keep it (rule ``read_alike``). A one-shot iterator is counted
@@ -162,7 +163,7 @@ def replacements(value: Any, subject: bool = True) -> list[tuple[str, str]]:
                 ("bytearray", expression(bytearray(value)))]  # fmt: skip
     elif isinstance(value, int | float):
         out += [("text", repr(str(value))), ("in_list", _in_list(value))]
-        if type(value) is int:  # what ``range`` and slicing read: ``__index__`` alone
+        if type(value) is int:  # every operation of int; only a check of the type tells
             out.append(("index", expression(_INDEX(value))))
     elif isinstance(value, list | tuple):
         out += _failing_sources(value)
@@ -222,7 +223,7 @@ def _unhashable_items(items: list[Any] | tuple[Any, ...]) -> str | None:
 
 
 def _index_items(items: list[Any] | tuple[Any, ...]) -> str | None:
-    """``items`` with each ``int`` item behind ``__index__`` alone (None when none is an
+    """``items`` with each ``int`` item as an integer that is no ``int`` (None when none is an
     ``int``): the column numbers or positions a caller takes from numpy, read by indexing."""
     if not any(type(v) is int for v in items):
         return None

@@ -57,9 +57,8 @@ def _trivial(value: Any) -> bool:
 _FAILURE_NOT_PINNED_KINDS = frozenset(
     {"index", "index_items", "unhashable", "unhashable_items", "no_truth"}
 )
-"""Foreign kinds on which gold's failed operation is never pinned: an integer behind
-``__index__`` alone is one that a fix calling ``operator.index`` reads where gold's arithmetic
-on it fails; where gold hashes a value (a set, a cache, a dictionary lookup) or reads its truth,
+"""Foreign kinds on which gold's failed operation is never pinned: where gold fails on an
+integer that is no ``int`` (a check of its type), a fix that reads it as the integer returns; where gold hashes a value (a set, a cache, a dictionary lookup) or reads its truth,
 a fix that does not returns."""
 
 

@@ -201,23 +201,21 @@ class _SweAbsSequence:
 
 
 class _SweAbsIndex:
-    """An integer behind ``__index__`` alone (what ``range``, slicing and ``operator.index``
-    read), not an ``int``."""
+    """An integer that is no ``int``: every operation of ``int`` on its value (``__index__``,
+    comparisons, hashing, arithmetic), as NumPy's integers; only a check of its type tells."""
 
     def __init__(self, value):
         self.value = value
 
-    def __index__(self):
-        return self.value
-
     def __repr__(self):
         return f"_SweAbsIndex({self.value!r})"
 
-    def __eq__(self, other):
-        return type(other) is type(self) and other.value == self.value
 
-    def __hash__(self):
-        return hash(("_SweAbsIndex", self.value))
+for _op in ("index int float bool hash eq ne lt le gt ge neg pos abs invert add radd sub rsub mul "
+            "rmul floordiv rfloordiv truediv rtruediv mod rmod pow rpow and rand or ror xor rxor "
+            "lshift rlshift rshift rrshift").split():  # fmt: skip
+    setattr(_SweAbsIndex, f"__{_op}__", (lambda op: lambda self, *args: op(self.value, *(
+        a.value if type(a) is _SweAbsIndex else a for a in args)))(getattr(int, f"__{_op}__")))
 
 
 class _SweAbsPath:

@@ -37,12 +37,23 @@ def test_a_number_gets_its_text_which_may_be_read_alike():
             "index_items", "unhashable", "unhashable_items"} == READ_ALIKE_KINDS  # fmt: skip
 
 
-def test_an_integer_gets_an_object_read_by_index_alone_but_a_float_or_flag_does_not():
+def test_an_integer_gets_an_integer_that_is_no_int_but_a_float_or_flag_does_not():
     built = _built(dict(replacements(3))["index"])
-    assert type(built) is not int and operator.index(built) == 3
+    assert not isinstance(built, int) and operator.index(built) == 3
     assert list(range(built)) == [0, 1, 2] and "abcd"[:built] == "abc"
-    with pytest.raises(TypeError):
-        built + 1  # type: ignore[operator]  # no arithmetic: ``__index__`` alone
+    # fifteenth round: every operation of int, as NumPy's integers (a correct partition that
+    # compares its size with ``==`` and subtracts from it was rejected by ``__index__`` alone)
+    assert built == 3 and 3 == built and hash(built) == hash(3) and built < 4 and -built == -3
+    assert (built + 1, 1 + built, built - 5, 2 * built, built // 2, built % 2) == (
+        4,
+        4,
+        -2,
+        6,
+        1,
+        1,
+    )
+    assert {3: "x"}[built] == "x" and bool(_built(dict(replacements(0))["index"])) is False
+    assert repr(built) == "_SweAbsIndex(3)" and built != "3"
     assert "index" not in dict(replacements(2.0))
     assert "index" not in dict(replacements(True))
 

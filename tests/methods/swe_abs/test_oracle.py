@@ -612,10 +612,10 @@ def test_foreign_sources_failing_with_runtimeerror_pin_it_through(jobs, tmp_path
 def test_foreign_integers_read_by_index_are_pinned_where_read_as_the_integer(
     jobs, tmp_path, monkeypatch
 ):
-    """issue 27, twelfth round: nth() reads an object with ``__index__`` alone as the integer
-    (``int()`` takes it), before the fix too; a fix that checks ``isinstance(n, int)`` fails.
-    Where gold's arithmetic on one fails (total()'s ``start``), nothing is pinned: a fix that
-    calls ``operator.index`` may return there."""
+    """issue 27, twelfth round: nth() reads an integer that is no int as the integer (``int()``
+    takes it), before the fix too; a fix that checks ``isinstance(n, int)`` fails. Since the
+    fifteenth round it does arithmetic as an int does (NumPy's integers do): total() reads it as
+    its ``start`` alike, and a fix that checks the start's type fails there too."""
     found = _emitted(jobs["nth"]["tests"], slot="arg0", kind="index", rule="read_alike")
     assert found and all("_SweAbsIndex(" in t["test"] for t in found), jobs["nth"]["tests"]
     checked = _mod_with(
@@ -623,7 +623,14 @@ def test_foreign_integers_read_by_index_are_pinned_where_read_as_the_integer(
         "    if not isinstance(n, int):\n        raise TypeError(n)\n    n = abs(int(n))",
     )
     assert _failures(found, checked, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
-    assert not _emitted(jobs["total"]["tests"], kind="index"), jobs["total"]["tests"]
+    started = _emitted(jobs["total"]["tests"], slot="arg1", kind="index", rule="read_alike")
+    assert started, jobs["total"]["tests"]
+    typed = _mod_with(
+        "    acc = start\n",
+        "    if not isinstance(start, int):\n        raise TypeError(start)\n    acc = start\n",
+    )
+    failures = _failures(started, typed, tmp_path / "total", monkeypatch)
+    assert failures == {"gold": 0, "wrong": len(started)}, failures
 
 
 def test_foreign_values_without_behaviour_are_pinned_where_unchanged_by_the_fix(
