@@ -731,19 +731,28 @@ def test_foreign_unhashable_values_pin_what_gold_reads_alike(jobs, tmp_path, mon
     assert failures == {"gold": 0, "wrong": len(items)}, failures
 
 
-def test_foreign_integers_behind_index_in_the_subject_pin_what_gold_reads_alike(
+def _pinned_and_failing_on(
+    tests: list[dict[str, Any]], code: str, wrong: tuple[str, str], tmp_path: Path, monkeypatch: Any
+) -> None:
+    """``tests`` are there, the first one's text has ``code``, and each passes on gold and fails
+    on the module with ``wrong`` (old, new) in its place."""
+    assert tests and code in tests[0]["test"], tests
+    failures = _failures(tests, _mod_with(*wrong), tmp_path, monkeypatch)
+    assert failures == {"gold": 0, "wrong": len(tests)}, failures
+
+
+def test_foreign_integers_that_are_no_int_in_the_subject_pin_what_gold_reads_alike(
     jobs, tmp_path, monkeypatch
 ):
-    """Fifteenth round: the column numbers of unset() as objects read by ``__index__`` alone
-    (what numpy's integers are to a list): gold indexes with them alike, a fix that checks
-    ``isinstance(i, int)`` rejects them."""
-    found = _emitted(jobs["unset"]["tests"], slot="arg0", kind="index_items", rule="read_alike")
-    assert found and "_SweAbsIndex(" in found[0]["test"], jobs["unset"]["tests"]
-    checked = _mod_with(
-        "    for i in cols:\n",
-        "    for i in cols:\n        if not isinstance(i, int):\n            raise ValueError(i)\n",
-    )
-    assert _failures(found, checked, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
+    """Fifteenth round: the column numbers of unset() as integers that are no int (NumPy's, to
+    a list): gold indexes with them alike, a fix that checks ``isinstance(i, int)`` fails."""
+    _pinned_and_failing_on(
+        _emitted(jobs["unset"]["tests"], slot="arg0", kind="index_items", rule="read_alike"),
+        "_SweAbsIndex(",
+        ("    for i in cols:\n",
+         "    for i in cols:\n        if not isinstance(i, int):\n            raise ValueError(i)\n"),
+        tmp_path, monkeypatch,
+    )  # fmt: skip
 
 
 def test_a_failure_when_gold_is_read_is_pinned_as_such_where_only_some_exception_is(
@@ -752,13 +761,13 @@ def test_a_failure_when_gold_is_read_is_pinned_as_such_where_only_some_exception
     """Fifteenth round: spans() is a generator, so a size int() cannot read fails when it is
     read, as before the fix; the pinned failure (rule ``raised_before``, some exception) keeps
     that: a fix that validates at the call, before returning a generator, fails it."""
-    found = _emitted(jobs["spans"]["tests"], slot="arg1", kind="opaque", rule="raised_before")
-    assert found and "_swe_abs_result = mod.spans(" in found[0]["test"], jobs["spans"]["tests"]
-    eager = _mod_with(
-        "    size = int(size)\n    for i",
-        "    size = int(size)\n    return _spans(n, size)\n\n\ndef _spans(n, size):\n    for i",
-    )
-    assert _failures(found, eager, tmp_path, monkeypatch) == {"gold": 0, "wrong": len(found)}
+    _pinned_and_failing_on(
+        _emitted(jobs["spans"]["tests"], slot="arg1", kind="opaque", rule="raised_before"),
+        "_swe_abs_result = mod.spans(",
+        ("    size = int(size)\n    for i",
+         "    size = int(size)\n    return _spans(n, size)\n\n\ndef _spans(n, size):\n    for i"),
+        tmp_path, monkeypatch,
+    )  # fmt: skip
 
 
 def test_foreign_values_replace_arguments_of_the_calls_an_example_reaches_only(jobs):
