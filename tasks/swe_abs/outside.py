@@ -100,7 +100,7 @@ NUMBERED_SETS = tuple(
     if name.removeprefix("outside").isdigit()
 )
 """The outside sets after the first, by number (``candidates=outside<N>``)."""
-IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
+IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 """The numbered sets ``all`` and ``all_correct`` include: those graded once while held out. A
 set joins only after that grading, so no run sees it before its frozen generator does."""
 

@@ -124,6 +124,7 @@ _REGRADED = {
     "outside_12": "regraded_opaque",
     "outside_13": "regraded_opaque",  # the same generator: its regrading came before both
     "outside_14": "regraded_calls",
+    "outside_15": "regraded_reached",
 }
 
 
