@@ -53,9 +53,9 @@ call where gold raises while its result is read, unhashable values and values wi
 value (``data/outside_candidates_14_*``, ``data/OUTSIDE_14_*.md``), was graded once by
 ``candidates=outside14``; ``all`` and ``all_correct`` include it since. A fifteenth, written by
 six further helpers on all 31 instances while the generator learnt to leave a conditional's
-branch not taken alone, integers behind ``__index__`` in the subject, and failures pinned by
-family (``data/outside_candidates_15_*``, ``data/OUTSIDE_15_*.md``), is graded once by
-``candidates=outside15``.
+branch not taken alone, integers that are no ``int`` and failures kept where gold's result
+fails when read (``data/outside_candidates_15_*``, ``data/OUTSIDE_15_*.md``), was graded once by
+``candidates=outside15``; ``all`` and ``all_correct`` include it since.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a

@@ -161,14 +161,19 @@ def call_forms(
     return forms
 
 
+def position(node: ast.expr) -> tuple[int, int, int | None, int | None]:
+    """Where ``node`` stands in the call's text: what tells one call from another in copies of
+    the parsed call (a transformer visits copies, not the nodes it was given)."""
+    return (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+
+
 def _replace(tree: ast.Expression, old: ast.Call, new: ast.Call) -> ast.Expression:
     """A copy of ``tree`` with the call at ``old``'s position replaced by ``new``."""
-    key = (old.lineno, old.col_offset, old.end_lineno, old.end_col_offset)
+    key = position(old)
 
     class _Swap(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:  # noqa: N802 - ast's visitor name
-            where = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
-            if where == key:
+            if position(node) == key:
                 return new
             self.generic_visit(node)
             return node

@@ -1,16 +1,16 @@
-"""Foreign inputs: a value outside the declared domain put in place of one argument of the call to
-the function under test (None, the other of str/bytes, a bytearray, a number as text, a text as
-a ``UserString`` or as a path-like object, an integer that is no ``int`` (NumPy's, say), a flag as the integer 1 or 0, a scalar
-in a list, a sequence whose iteration fails at once, after its first item or at its end (with
-the probe's own error and with a ``RuntimeError``: the class a fix catches beside
-``StopIteration``), a value without behaviour (equal to its kind alone, failing when called)
-and one whose truth value cannot be read, in place of anything not callable, a text, bytes or
-number as an instance of an unhashable subclass of its type (and a sequence whose items are such
-instances, or whose integers are no ``int``; the call's first positional argument
-only), a sequence as a one-shot iterator, as an object read
-by index alone or as a mapping whose keys are its items, a container with an unhashable first
-item, a callable that fails, always or on its first call only), and where the reference's
-outcome on such an input comes from.
+"""Foreign inputs: a value outside the declared domain put in place of one argument of the call
+to the function under test (None, the other of str/bytes, a bytearray, a number as text, a text
+as a ``UserString`` or as a path-like object, an integer that is no ``int`` (NumPy's, say), a
+flag as the integer 1 or 0, a scalar in a list, a sequence whose iteration fails at once, after
+its first item or at its end (with the probe's own error and with a ``RuntimeError``: the class a
+fix catches beside ``StopIteration``), a value without behaviour (equal to its kind alone,
+failing when called) and one whose truth value cannot be read, in place of anything not callable,
+a text, bytes or number as an instance of an unhashable subclass of its type (and a sequence
+whose items are such instances, or whose integers are no ``int``; the call's first positional
+argument only), a sequence as a one-shot iterator, as an object read by index alone or as a
+mapping whose keys are its items, a container with an unhashable first item, a callable that
+fails, always or on its first call only), and where the reference's outcome on such an input
+comes from.
 
 An outcome is worth pinning when a correct fix must keep it:
 
@@ -47,6 +47,7 @@ import os
 import types
 from typing import Any, Literal
 
+from .calls import position
 from .values import HELPERS, UNHASHABLE, expression
 
 Site = Literal["explicit", "propagated", "inside", "outside"]
@@ -54,16 +55,16 @@ READ_ALIKE_KINDS = frozenset(
     {"iterator", "sequence", "text", "mapping", "flag_1", "flag_0", "index", "index_items",
      "unhashable", "unhashable_items"}
 )  # fmt: skip
-"""The foreign kinds that carry the declared value's content (its items read once, by index
-alone or as a mapping's keys, a number or bytes as text, a flag as 1 or 0, an integer, or a
-sequence's integers, as integers that are no ``int``, a value or a sequence's items as instances of unhashable subclasses of their
-types): where gold returns on
-them what it returns on the declared value, and so did the tree before the fix, the function
-reads them alike and a fix must keep it (rule ``read_alike``). A one-shot iterator is counted
-(:func:`.calls.counted_call`): how far the call reads it ahead is pinned too. A ``UserString``
-is not among them: read alike, it rejected five correct patches in a trial on the seen sets
-(four a ``dasherize`` that returns ``str`` where gold keeps the ``UserString``, one a check of
-the text's type where gold compares it); gold's explicit rejection of one is still pinned."""
+"""The foreign kinds that carry the declared value's content (its items read once, by index alone or
+as a mapping's keys, a number or bytes as text, a flag as 1 or 0, an integer, or a sequence's
+integers, as integers that are no ``int``, a value or a sequence's items as instances of
+unhashable subclasses of their types): where gold returns on them what it returns on the declared
+value, and so did the tree before the fix, the function reads them alike and a fix must keep it
+(rule ``read_alike``). A one-shot iterator is counted (:func:`.calls.counted_call`): how far the
+call reads it ahead is pinned too. A ``UserString`` is not among them: read alike, it rejected
+five correct patches in a trial on the seen sets (four a ``dasherize`` that returns ``str`` where
+gold keeps the ``UserString``, one a check of the text's type where gold compares it); gold's
+explicit rejection of one is still pinned."""
 UNCHANGED_KINDS = frozenset({"opaque", "no_truth"})
 """The foreign kinds without behaviour of their own (a value that only equals its kind; one
 whose ``bool()`` fails, as numpy arrays' and ``pandas.NA``'s does): where gold returns on them
@@ -120,11 +121,11 @@ def marked(tree: ast.Expression, calls: list[ast.Call]) -> str:
     """The text of ``tree`` with the callee of each of ``calls`` wrapped as ``REACH(i, callee)``:
     evaluated once on an example, it tells which calls the example reaches (an argument of a call
     in the branch a conditional does not take is never read: replacing it tests nothing)."""
-    where = {(c.lineno, c.col_offset, c.end_col_offset): i for i, c in enumerate(calls)}
+    where = {position(c): i for i, c in enumerate(calls)}
 
     class _Mark(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:  # noqa: N802 - ast's visitor name
-            i = where.get((node.lineno, node.col_offset, node.end_col_offset))
+            i = where.get(position(node))
             self.generic_visit(node)
             if i is not None:
                 node.func = ast.Call(ast.Name(REACH, ast.Load()), [ast.Constant(i), node.func], [])
@@ -253,9 +254,7 @@ def replaced(tree: ast.Expression, call: ast.Call, slot: str, code: str) -> str:
     class _Swap(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:  # noqa: N802 - ast's visitor name
             self.generic_visit(node)
-            if (node.lineno, node.col_offset, node.end_col_offset) != (
-                call.lineno, call.col_offset, call.end_col_offset,
-            ):  # fmt: skip
+            if position(node) != position(call):
                 return node
             if slot.startswith("arg"):
                 args = list(node.args)

@@ -1,7 +1,7 @@
 """The ``foreign`` job: the reference's outcomes on foreign inputs, pinned as tests where a fix must
 keep them. Hypothesis draws examples of the declared domain; in each, every argument of the call
-to the function under test that the example reaches (a call in a conditional's branch not taken is
-left alone) is replaced in turn by each foreign value (:mod:`.foreign`). Where the
+to the function under test that the example reaches (a call in a conditional's branch not
+taken is left alone) is replaced in turn by each foreign value (:mod:`.foreign`). Where the
 reference (the gold tree on disk) raises, the rule follows from where the exception came from and
 from the tree before the fix (the job's ``base_variant``): ``explicit`` and ``propagated`` pin
 the exception type and the arguments' state after the call, ``raised_before`` only that the call
@@ -58,8 +58,9 @@ _FAILURE_NOT_PINNED_KINDS = frozenset(
     {"index", "index_items", "unhashable", "unhashable_items", "no_truth"}
 )
 """Foreign kinds on which gold's failed operation is never pinned: where gold fails on an
-integer that is no ``int`` (a check of its type), a fix that reads it as the integer returns; where gold hashes a value (a set, a cache, a dictionary lookup) or reads its truth,
-a fix that does not returns."""
+integer that is no ``int`` (a check of its type), a fix that reads it as the integer returns;
+where gold hashes a value (a set, a cache, a dictionary lookup) or reads its truth, a fix that
+does not returns."""
 
 
 def _may_return_early(kind: str, value: Any, others: list[Any]) -> bool:

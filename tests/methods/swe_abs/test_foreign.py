@@ -44,14 +44,8 @@ def test_an_integer_gets_an_integer_that_is_no_int_but_a_float_or_flag_does_not(
     # fifteenth round: every operation of int, as NumPy's integers (a correct partition that
     # compares its size with ``==`` and subtracts from it was rejected by ``__index__`` alone)
     assert built == 3 and 3 == built and hash(built) == hash(3) and built < 4 and -built == -3
-    assert (built + 1, 1 + built, built - 5, 2 * built, built // 2, built % 2) == (
-        4,
-        4,
-        -2,
-        6,
-        1,
-        1,
-    )
+    arithmetic = (built + 1, 1 + built, built - 5, 2 * built, built // 2, built % 2)
+    assert arithmetic == (4, 4, -2, 6, 1, 1)
     assert {3: "x"}[built] == "x" and bool(_built(dict(replacements(0))["index"])) is False
     assert repr(built) == "_SweAbsIndex(3)" and built != "3"
     assert "index" not in dict(replacements(2.0))
@@ -182,8 +176,8 @@ def test_a_text_gets_a_path_like_object_holding_it():
     assert "pathlike" not in dict(replacements(b"a/b"))
 
 
-def test_a_sequence_of_integers_gets_them_behind_index_alone():
-    # issue 27, fifteenth round: column numbers taken from numpy are integers to indexing only
+def test_a_sequence_of_integers_gets_them_as_integers_that_are_no_int():
+    # issue 27, fifteenth round: column numbers taken from NumPy are integers, but no int
     built = _built(dict(replacements([2, "a", 0]))["index_items"])
     assert type(built) is list and [operator.index(built[0]), built[1]] == [2, "a"]
     assert not isinstance(built[0], int) and ["x", "y", "z"][built[2]] == "x"
