@@ -28,8 +28,9 @@ An outcome is worth pinning when a correct fix must keep it:
   ``TypeError``; a fix that reads a failing source first raises the caller's error); a fix that
   returns there instead turns a failure the issue never asked to change into a value;
 - ``read_alike``: the declared value's content in another form (:data:`READ_ALIKE_KINDS`), on
-  which the reference returns what it returns on the declared value, as the tree before the fix
-  did;
+  which the reference returns what it returns on the declared value, and the tree before the fix
+  either returned that too or read it as it read the declared value (where the fix changed the
+  declared outcome: a fix that applies its change to the declared type alone differs);
 - ``unchanged``: a value without behaviour (:data:`UNCHANGED_KINDS`), on which the reference
   returns what the tree before the fix returned: the fix left that input alone, and a fix
   that calls it (a default taken for a factory) or treats it apart differs there.

@@ -7,7 +7,10 @@ from the tree before the fix (the job's ``base_variant``): ``explicit`` and ``pr
 the exception type and the arguments' state after the call, ``raised_before`` only that the call
 raises. Where it returns on a value read alike, ``read_alike`` pins the whole observation, and
 where it returns on a value without behaviour what the tree before the fix returned,
-``unchanged`` does.
+``unchanged`` does. On the first examples the declared call is also tried whole, twice with
+what the first call returned emptied in between (``fresh_result``) and followed by a reading of
+interpreter-wide settings (``settings``): pinned where gold returns as declared, as the tree
+before the fix did.
 At most ``per_kind`` tests per (argument, foreign kind, outcome, rule), ``max_tests`` in
 all; a call that overruns ``call_timeout`` is skipped, and after ``max_timeouts`` of them, or
 ``budget_s`` seconds, the search stops with what it has."""
@@ -17,6 +20,7 @@ from __future__ import annotations
 import ast
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .calls import (
@@ -40,11 +44,24 @@ from .foreign import (
     target_calls,
 )
 from .swap import Runner, toggle
-from .values import HELPERS, Extra, Observation, extra_of, outcome_class
+from .values import HELPERS, SPOILED, Extra, Observation, extra_of, outcome_class
 
 
 class _Enough(Exception):
     pass
+
+
+FRESH_RESULT = "fresh_result"
+"""The rule (and kind) of a test that calls twice, emptying what the first call returned in
+between (``_swe_abs_spoil``): where gold returns the declared value again, and so did the tree
+before the fix, a fix that hands out one object to every caller (a memoised list) fails it."""
+SETTINGS = "settings"
+"""The rule (and kind) of a test that reads interpreter-wide settings after the declared call
+(``_swe_abs_settings``: the integer-text digit limit, the decimal context, the locale, the
+garbage collector ...): where gold leaves them as the tree before the fix did, a fix that
+changes them for every other module of the process, at import or at the call, fails it."""
+_WHOLE_CALL_EXAMPLES = 10
+"""The first examples on which the declared call is tried whole under those two rules."""
 
 
 def _trivial(value: Any) -> bool:
@@ -75,6 +92,13 @@ def _may_return_early(kind: str, value: Any, others: list[Any]) -> bool:
         or (kind == "none" and type(value) is int)
         or kind in _FAILURE_NOT_PINNED_KINDS
     )
+
+
+def _observed_alike(a: Observation, b: Observation) -> bool:
+    """Equal values of equal types returned, or exceptions of one type raised."""
+    if a[0] == b[0] == "raise":
+        return tuple(a[1]) == tuple(b[1])
+    return _returns_alike(a, b)
 
 
 def _returns_alike(a: Observation, b: Observation) -> bool:
@@ -129,16 +153,19 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
         kwargs: dict[str, Any],
         text: str,
         declared: Observation,
+        before_declared: Callable[[], Observation],
         failure_pinnable: bool,
     ) -> tuple[str | None, Observation]:
         """The rule that pins ``ref`` on this foreign input (None: not pinned), and what it
-        pins. ``declared`` is gold's observation of the call as declared on this example;
-        ``failure_pinnable`` is False where a correct fix may return instead of
-        failing (:func:`_may_return_early`)."""
+        pins. ``declared`` is gold's observation of the call as declared on this example,
+        ``before_declared()`` the tree's before the fix; ``failure_pinnable`` is False where a
+        correct fix may return instead of failing (:func:`_may_return_early`)."""
         if ref[0] == "ok":
             # the declared value's content in another form, read alike by gold and before the fix
+            # (where the fix changed the declared call's outcome, before the fix alike with it)
             if kind in READ_ALIKE_KINDS and _returns_alike(declared, ref):
-                if _returns_alike(observe(kwargs, text, base=True)[0], ref):
+                before = observe(kwargs, text, base=True)[0]
+                if _returns_alike(before, ref) or _observed_alike(before, before_declared()):
                     return "read_alike", ref
             # a value without behaviour, which the fix left as the tree before it handled it
             elif kind in UNCHANGED_KINDS:
@@ -164,6 +191,7 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
         return None, ref
 
     reach_code = compile(marked(tree, calls), "<call>", "eval")
+    declared_text = ast.unparse(tree)
 
     def probe_example(kwargs: dict[str, Any]) -> None:
         env = {**caller.namespace, **{k: fresh_copy(v) for k, v in kwargs.items()}}
@@ -178,6 +206,22 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
         if declared[0] == "timeout":
             stats["timeouts"] += 1
             return
+
+        before_cache: list[Observation] = []
+
+        def before_declared() -> Observation:
+            if not before_cache:
+                before_cache.append(observe(kwargs, declared_text, base=True)[0])
+            return before_cache[0]
+
+        if declared[0] == "ok" and stats["examples"] <= _WHOLE_CALL_EXAMPLES:
+            for rule, text in ((FRESH_RESULT, f"(_swe_abs_spoil({declared_text}), {declared_text})[1]"),
+                               (SETTINGS, f"({declared_text}, _swe_abs_settings())[1]")):  # fmt: skip
+                if counts.get((rule,), 0) >= (1 if rule == SETTINGS else per_kind):
+                    continue
+                pinned = whole_call_rule(rule, kwargs, text, declared, before_declared)
+                if pinned is not None:
+                    add_test(kwargs, text, pinned, (rule,), rule=rule, slot="call", kind=rule)
 
         for n, call in enumerate(calls):
             if n not in reached:
@@ -203,7 +247,9 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
                         stats["timeouts"] += 1
                         continue
                     pinnable = not _may_return_early(kind, value, others)
-                    rule, pinned = rule_for(ref, exc, kind, kwargs, text, declared, pinnable)
+                    rule, pinned = rule_for(
+                        ref, exc, kind, kwargs, text, declared, before_declared, pinnable
+                    )
                     if ref[0] == "ok" and rule is None:
                         stats["returned"] += 1
                         continue
@@ -211,20 +257,47 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
                     if rule is None or counts.get(key, 0) >= per_kind:
                         stats["not_pinned"] += rule is None
                         continue
-                    name = f"{job.get('test_name', 'test_foreign')}_{len(tests) + 1}"
-                    try:
-                        test = emit_test(spec, caller, kwargs, 0, pinned, name, call_text=text)
-                    except Unexpressible as err:
-                        unexpressible[err.type_name] = unexpressible.get(err.type_name, 0) + 1
-                        continue
-                    if test is None:
-                        continue
-                    counts[key] = counts.get(key, 0) + 1
-                    outcome = outcome_class(pinned)
-                    tests.append({"test": test, "rule": rule, "slot": slot, "kind": kind,
-                                  "outcome": outcome})  # fmt: skip
-                    if len(tests) >= max_tests:
-                        raise _Enough()
+                    add_test(kwargs, text, pinned, key, rule=rule, slot=slot, kind=kind)
+
+    def add_test(
+        kwargs: dict[str, Any], text: str, pinned: Observation, key: tuple[Any, ...], **about: str
+    ) -> None:
+        """Emit the test pinning ``pinned`` on ``text`` (counted under ``key``)."""
+        name = f"{job.get('test_name', 'test_foreign')}_{len(tests) + 1}"
+        try:
+            test = emit_test(spec, caller, kwargs, 0, pinned, name, call_text=text)
+        except Unexpressible as err:
+            unexpressible[err.type_name] = unexpressible.get(err.type_name, 0) + 1
+            return
+        if test is None:
+            return
+        counts[key] = counts.get(key, 0) + 1
+        tests.append({"test": test, **about, "outcome": outcome_class(pinned)})
+        if len(tests) >= max_tests:
+            raise _Enough()
+
+    def whole_call_rule(
+        rule: str, kwargs: dict[str, Any], text: str, declared: Observation,
+        before_declared: Callable[[], Observation],
+    ) -> Observation | None:  # fmt: skip
+        """What ``text`` (the declared call inside :data:`FRESH_RESULT`'s or :data:`SETTINGS`'s
+        expression) pins on this example, or None: gold's observation of it, where gold returns
+        the declared call's value there, and the tree before the fix, where it returned on the
+        declared call, does so too (a result it shared between calls, settings it changed, are
+        no fix's to keep)."""
+        SPOILED.clear()
+        ref = observe(kwargs, text, base=False)[0]
+        if ref[0] != "ok":
+            return None
+        # nothing mutable came back, or gold itself shares it between calls: nothing to pin
+        if rule == FRESH_RESULT and not (SPOILED[:1] == [True] and _returns_alike(ref, declared)):
+            return None
+        before = before_declared()
+        if before[0] == "ok":
+            again = observe(kwargs, text, base=True)[0]
+            if not _returns_alike(again, before if rule == FRESH_RESULT else ref):
+                return None
+        return ref
 
     done = [False]
 

@@ -344,6 +344,47 @@ def _swe_abs_nodes(value, path):
     return out
 
 
+_SWE_ABS_SPOILED = []
+
+
+def _swe_abs_spoil(value):
+    """Empty, in place, what a call returned where it is a mutable container, and the mutable
+    containers among a returned list's, tuple's or dict's items: a second call that hands back
+    the first one's object, or shares one of its containers (a memoised result), returns what
+    was emptied. Appends to ``_SWE_ABS_SPOILED`` whether anything was emptied."""
+    emptied = False
+    if isinstance(value, dict):
+        items = list(value.values())
+    elif isinstance(value, (list, tuple, _swe_abs_collections.deque)):
+        items = list(value)
+    else:
+        items = []
+    for item in items + [value]:
+        if isinstance(item, _SWE_ABS_MUTABLE) and len(item):
+            item.clear()
+            emptied = True
+    _SWE_ABS_SPOILED.append(emptied)
+    return emptied
+
+
+def _swe_abs_settings():
+    """Interpreter-wide settings a library has no business changing, as they stand: the
+    integer-text digit limit (CVE-2020-10735), the thread switch interval, the default socket
+    timeout, the decimal context, the locale, the garbage collector and the csv field limit."""
+    import csv, decimal, gc, locale, socket, sys
+    context = decimal.getcontext()
+    return {
+        "int_max_str_digits": sys.get_int_max_str_digits(),
+        "switch_interval": sys.getswitchinterval(),
+        "socket_timeout": socket.getdefaulttimeout(),
+        "decimal": (context.prec, context.rounding, context.Emin, context.Emax,
+                    context.capitals, context.clamp),
+        "locale": locale.setlocale(locale.LC_ALL),
+        "gc_enabled": gc.isenabled(),
+        "csv_field_size_limit": csv.field_size_limit(),
+    }
+
+
 def _swe_abs_shared(result, inputs):
     """Where the returned value is one of the arguments' mutable containers, as texts
     ``"result[...] is name[...]"`` (an iterator result is not walked: that would consume it)."""
@@ -389,12 +430,16 @@ HELPERS: dict[str, Any] = {
         "_SweAbsUnhashableInt",
         "_SweAbsUnhashableFloat",
         "_swe_abs_collections",
+        "_swe_abs_spoil",
+        "_swe_abs_settings",
     )  # fmt: skip
 }
 """The names a foreign or near value's expression reads, as the emitted test module defines
 them."""
 COUNTED: list[Any] = _ns["_SWE_ABS_COUNTED"]
 """The iterators the current call built through ``_swe_abs_counted`` (cleared before each)."""
+SPOILED: list[bool] = _ns["_SWE_ABS_SPOILED"]
+"""Whether each ``_swe_abs_spoil`` since it was last cleared emptied anything."""
 COUNTING: dict[str, Any] = {"_swe_abs_counted": _ns["_swe_abs_counted"]}
 """The name a call's ``iter(...)`` is rewritten to (:func:`counted_call`)."""
 shared = _ns["_swe_abs_shared"]

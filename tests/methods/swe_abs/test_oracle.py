@@ -314,6 +314,9 @@ _JOBS = [
     _foreign("unset", "mod.unset(cols, n)",
              {"cols": "st.lists(st.integers(0, 2), min_size=1, max_size=3)",
               "n": "st.integers(3, 4)"}, {"files": {"pkg/mod.py": MOD}}),
+    # sixteenth round: a fix that changes every declared outcome (base: no teens rule)
+    _foreign("teens", "mod.nth(n)", {"n": "st.integers(11, 13)"},
+             _variant('    if 11 <= n % 100 <= 13:\n        return "th"\n', "")),
     _foreign("spans", "mod.spans(n, size)", {"n": "st.integers(1, 6)", "size": "st.integers(1, 3)"},
              {"files": {"pkg/mod.py": MOD}}),
     _foreign("branch", "mod.total(seq, start) if with_start else mod.total(seq)",
@@ -503,7 +506,7 @@ def test_foreign_errors_are_pinned_only_when_raised_on_purpose_or_the_callers_ow
         assert prop and "pytest.raises(_SweAbsBoom)" in prop[0]["test"], (kind, tests)
         assert "_SweAbsFailingIterable([" in prop[0]["test"]
     assert {t["rule"] for t in tests} == {"propagated", "raised_before", "read_alike",
-                                          "unchanged"}, tests  # fmt: skip
+                                          "unchanged", "settings"}, tests  # fmt: skip
     # a value without behaviour (or without a truth value) returned as ``start`` of an empty
     # sum, before the fix too
     assert {(t["slot"], t["kind"]) for t in _emitted(tests, rule="unchanged")} == {
@@ -686,14 +689,61 @@ def test_foreign_flags_as_integers_are_pinned_where_read_as_the_flag(jobs, tmp_p
 
 
 def test_foreign_numbers_as_text_are_pinned_where_read_as_the_number(jobs, tmp_path, monkeypatch):
-    """nth('5') is nth(5), in gold and before the fix: pinned. nth('11') is 'th' only in gold
-    (the fix's own change): not pinned as read alike. A fix that takes ints only fails them."""
+    """nth('5') is nth(5), in gold and before the fix: pinned. A fix that takes ints only fails
+    them."""
     found = _emitted(jobs["nth"]["tests"], slot="arg0", kind="text", rule="read_alike")
     assert found, jobs["nth"]["tests"]
-    assert not any(re.search(r"mod\.nth\('1[123]'\)", t["test"]) for t in found), found
     index_only = _mod_with("    n = abs(int(n))", "    n = abs(__import__('operator').index(n))")
     failures = _failures(found, index_only, tmp_path, monkeypatch)
     assert failures == {"gold": 0, "wrong": len(found)}, failures
+
+
+def test_foreign_values_read_alike_before_the_fix_pin_the_fixs_change_on_them(
+    jobs, tmp_path, monkeypatch
+):
+    """Sixteenth round: nth('11') was nth(11) before the fix ('st' both) and is in gold ('th'
+    both): the fix changed the declared outcome, and the tree before it read the text alike, so
+    gold's outcome on the text is pinned; a fix that applies its rule to ints only fails it."""
+    _pinned_and_failing_on(
+        _emitted(jobs["teens"]["tests"], slot="arg0", kind="text", rule="read_alike"),
+        "mod.nth('1",
+        ("    n = abs(int(n))\n    if 11 <= n % 100 <= 13:\n",
+         "    if isinstance(n, int) and 11 <= abs(n) % 100 <= 13:\n        return 'th'\n"
+         "    n = abs(int(n))\n    if False:\n"),
+        tmp_path, monkeypatch,
+    )  # fmt: skip
+
+
+def test_results_handed_out_to_every_caller_are_pinned_apart(jobs, tmp_path, monkeypatch):
+    """Sixteenth round: unset() returns a fresh list on each call, as before the fix; a test
+    calls it twice, emptying the first list in between (rule ``fresh_result``), and a fix that
+    memoises the list (every caller shares one object) fails it."""
+    _pinned_and_failing_on(
+        _emitted(jobs["unset"]["tests"], kind="fresh_result", rule="fresh_result"),
+        "(_swe_abs_spoil(mod.unset(cols, n)), mod.unset(cols, n))[1]",
+        ("def unset(cols, n):\n",
+         "def unset(cols, n):\n    return _unset(tuple(cols), n)\n\n\n"
+         "@__import__('functools').lru_cache(maxsize=None)\ndef _unset(cols, n):\n"),
+        tmp_path, monkeypatch,
+    )  # fmt: skip
+    # a generator hands out nothing mutable: no such test
+    assert not _emitted(jobs["spans"]["tests"], rule="fresh_result"), jobs["spans"]["tests"]
+
+
+def test_interpreter_wide_settings_are_pinned_as_gold_leaves_them(jobs, tmp_path, monkeypatch):
+    """Sixteenth round: after nth(), the garbage collector, the integer-text digit limit and the
+    like are as gold leaves them (rule ``settings``, one test a job); a fix that switches the
+    collector off at import, for every module of the process, fails it."""
+    import gc
+
+    found = _emitted(jobs["nth"]["tests"], kind="settings", rule="settings")
+    assert len(found) == 1 and "_swe_abs_settings())[1]" in found[0]["test"], found
+    assert "'gc_enabled': True" in found[0]["test"] and "'int_max_str_digits': " in found[0]["test"]
+    try:
+        _pinned_and_failing_on(found, "mod.nth(n)", ("def nth(n):", "__import__('gc').disable()\n\n\ndef nth(n):"),
+                               tmp_path, monkeypatch)  # fmt: skip
+    finally:
+        gc.enable()
 
 
 def test_foreign_callables_failing_once_pin_the_callers_error(jobs, tmp_path, monkeypatch):
