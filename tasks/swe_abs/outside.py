@@ -55,7 +55,11 @@ value (``data/outside_candidates_14_*``, ``data/OUTSIDE_14_*.md``), was graded o
 six further helpers on all 31 instances while the generator learnt to leave a conditional's
 branch not taken alone, integers that are no ``int`` and failures kept where gold's result
 fails when read (``data/outside_candidates_15_*``, ``data/OUTSIDE_15_*.md``), was graded once by
-``candidates=outside15``; ``all`` and ``all_correct`` include it since.
+``candidates=outside15``; ``all`` and ``all_correct`` include it since. A sixteenth, written by
+six further helpers on all 31 instances while the generator learnt to pin a fix's change on values
+the tree before it read alike, results handed out afresh to every caller and interpreter-wide
+settings (``data/outside_candidates_16_*``, ``data/OUTSIDE_16_*.md``), is graded once by
+``candidates=outside16``.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -91,6 +95,7 @@ CandidateSets = Literal[
     "outside13",
     "outside14",
     "outside15",
+    "outside16",
     "all",
     "all_correct",
 ]
