@@ -66,10 +66,12 @@ call reads it ahead is pinned too. A ``UserString`` is not among them: read alik
 five correct patches in a trial on the seen sets (four a ``dasherize`` that returns ``str`` where
 gold keeps the ``UserString``, one a check of the text's type where gold compares it); gold's
 explicit rejection of one is still pinned."""
-UNCHANGED_KINDS = frozenset({"opaque", "no_truth"})
+UNCHANGED_KINDS = frozenset({"opaque", "no_truth", "none_item"})
 """The foreign kinds without behaviour of their own (a value that only equals its kind; one
-whose ``bool()`` fails, as numpy arrays' and ``pandas.NA``'s does): where gold returns on them
-what the tree before the fix returned, a fix must keep it (rule ``unchanged``)."""
+whose ``bool()`` fails, as numpy arrays' and ``pandas.NA``'s does), and data holding ``None``
+(``none_item``: where a fix may take ``None`` for "missing", ``next(it, None)`` or
+``d.get(k) is None``): where gold returns on them what the tree before the fix returned, a fix
+must keep it (rule ``unchanged``)."""
 _RAISE_OPS = frozenset({"RAISE_VARARGS"})
 _BOOM = HELPERS["_SweAbsBoom"]
 _FAILING_ITERABLE = HELPERS["_SweAbsFailingIterable"]
@@ -181,6 +183,9 @@ def replacements(value: Any, subject: bool = True) -> list[tuple[str, str]]:
         if subject:
             out.append(("unhashable_items", _unhashable_items(value)))
             out.append(("index_items", _index_items(value)))
+        out.append(("none_item", _none_item(value)))
+    elif isinstance(value, dict):
+        out.append(("none_item", _none_item(value)))
     elif callable(value) and not inspect.isclass(value):
         out.append(("failing_callable", expression(_FAILING_CALLABLE(_BOOM))))
         out.append(("failing_callable_typeerror", expression(_FAILING_CALLABLE(TypeError))))
@@ -212,6 +217,31 @@ def _failing_sources(value: list[Any] | tuple[Any, ...]) -> list[tuple[str, str 
         if value:
             out.append((f"failing_iterable{suffix}", expression(_FAILING_ITERABLE(value, error))))
     return out
+
+
+def _none_item(items: list[Any] | tuple[Any, ...] | dict[Any, Any]) -> str | None:
+    """``items`` with its first item (a dict: its first value) ``None``, or, where that item is
+    a non-empty list, tuple or dict, that container's first item so (rows of a table, records);
+    None where that item is ``None`` already or there is none."""
+    if not items:
+        return None
+    if isinstance(items, dict):
+        key = next(iter(items))
+        first = items[key]
+    else:
+        key, first = 0, items[0]
+    if first is None:
+        return None
+    if isinstance(first, list | tuple | dict) and first:
+        inner = _none_item(first)
+        if inner is None:
+            return None
+        replacement = eval(inner, dict(HELPERS))  # noqa: S307 - built here from plain values
+    else:
+        replacement = None
+    if isinstance(items, dict):
+        return expression({**items, key: replacement})
+    return expression(type(items)([replacement, *items[1:]]))
 
 
 def _unhashable_items(items: list[Any] | tuple[Any, ...]) -> str | None:
