@@ -49,7 +49,7 @@ import types
 from typing import Any, Literal
 
 from .calls import position
-from .values import HELPERS, UNHASHABLE, expression
+from .values import HELPERS, UNHASHABLE, equal, expression
 
 Site = Literal["explicit", "propagated", "inside", "outside"]
 READ_ALIKE_KINDS = frozenset(
@@ -66,11 +66,11 @@ call reads it ahead is pinned too. A ``UserString`` is not among them: read alik
 five correct patches in a trial on the seen sets (four a ``dasherize`` that returns ``str`` where
 gold keeps the ``UserString``, one a check of the text's type where gold compares it); gold's
 explicit rejection of one is still pinned."""
-UNCHANGED_KINDS = frozenset({"opaque", "no_truth", "none_item"})
+UNCHANGED_KINDS = frozenset({"opaque", "no_truth", "none_item", "none_items"})
 """The foreign kinds without behaviour of their own (a value that only equals its kind; one
 whose ``bool()`` fails, as numpy arrays' and ``pandas.NA``'s does), and data holding ``None``
-(``none_item``: where a fix may take ``None`` for "missing", ``next(it, None)`` or
-``d.get(k) is None``): where gold returns on them what the tree before the fix returned, a fix
+(``none_item``, and ``none_items`` with every item so: where a fix may take ``None`` for
+"missing", ``next(it, None)`` or ``d.get(k) is None``): where gold returns on them what the tree before the fix returned, a fix
 must keep it (rule ``unchanged``)."""
 _RAISE_OPS = frozenset({"RAISE_VARARGS"})
 _BOOM = HELPERS["_SweAbsBoom"]
@@ -184,8 +184,10 @@ def replacements(value: Any, subject: bool = True) -> list[tuple[str, str]]:
             out.append(("unhashable_items", _unhashable_items(value)))
             out.append(("index_items", _index_items(value)))
         out.append(("none_item", _none_item(value)))
+        out.append(("none_items", _none_items(value)))
     elif isinstance(value, dict):
         out.append(("none_item", _none_item(value)))
+        out.append(("none_items", _none_items(value)))
     elif callable(value) and not inspect.isclass(value):
         out.append(("failing_callable", expression(_FAILING_CALLABLE(_BOOM))))
         out.append(("failing_callable_typeerror", expression(_FAILING_CALLABLE(TypeError))))
@@ -242,6 +244,23 @@ def _none_item(items: list[Any] | tuple[Any, ...] | dict[Any, Any]) -> str | Non
     if isinstance(items, dict):
         return expression({**items, key: replacement})
     return expression(type(items)([replacement, *items[1:]]))
+
+
+def _none_items(items: list[Any] | tuple[Any, ...] | dict[Any, Any]) -> str | None:
+    """``items`` with every item (a dict: every value) ``None``, and in the rows among them (a
+    non-empty list, tuple or dict) every item so; None where nothing changes."""
+
+    def _nulled(value: Any, depth: int) -> Any:
+        if isinstance(value, list | tuple | dict) and not value:
+            return value  # an empty row stays one
+        if depth < 2 and isinstance(value, dict):
+            return {k: _nulled(v, depth + 1) for k, v in value.items()}
+        if depth < 2 and isinstance(value, list | tuple):
+            return type(value)(_nulled(v, depth + 1) for v in value)
+        return None
+
+    new = _nulled(items, 0)
+    return None if new is None or equal(new, items) else expression(new)
 
 
 def _unhashable_items(items: list[Any] | tuple[Any, ...]) -> str | None:

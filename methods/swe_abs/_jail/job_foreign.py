@@ -72,8 +72,9 @@ def _trivial(value: Any) -> bool:
 
 
 _FAILURE_NOT_PINNED_KINDS = frozenset(
-    {"index", "index_items", "unhashable", "unhashable_items", "no_truth", "none_item"}
-)
+    {"index", "index_items", "unhashable", "unhashable_items", "no_truth", "none_item",
+     "none_items"}
+)  # fmt: skip
 """Foreign kinds on which gold's failed operation is never pinned: where gold fails on an
 integer that is no ``int`` (a check of its type), a fix that reads it as the integer returns;
 where gold hashes a value (a set, a cache, a dictionary lookup) or reads its truth, a fix that

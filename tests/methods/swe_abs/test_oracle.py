@@ -732,6 +732,10 @@ def test_data_holding_none_is_pinned_where_the_fix_left_it_alone(jobs, tmp_path,
                         "    return d[k] if d.get(k) is not None else default\n")  # fmt: skip
     failures = _failures(found, missing, tmp_path / "get_or", monkeypatch)
     assert failures["gold"] == 0 and failures["wrong"] >= 1, failures  # where k is the None's key
+    # every value None: the same fix fails wherever the key is in the mapping
+    every = _emitted(jobs["get_or"]["tests"], slot="arg0", kind="none_items", rule="unchanged")
+    assert every and all(": None" in t["test"] for t in every), jobs["get_or"]["tests"]
+    assert _failures(every, missing, tmp_path / "every", monkeypatch)["gold"] == 0
 
 
 def test_results_handed_out_to_every_caller_are_pinned_apart(jobs, tmp_path, monkeypatch):
