@@ -58,8 +58,8 @@ fails when read (``data/outside_candidates_15_*``, ``data/OUTSIDE_15_*.md``), wa
 ``candidates=outside15``; ``all`` and ``all_correct`` include it since. A sixteenth, written by
 six further helpers on all 31 instances while the generator learnt to pin a fix's change on values
 the tree before it read alike, results handed out afresh to every caller and interpreter-wide
-settings (``data/outside_candidates_16_*``, ``data/OUTSIDE_16_*.md``), is graded once by
-``candidates=outside16``.
+settings (``data/outside_candidates_16_*``, ``data/OUTSIDE_16_*.md``), was graded once by
+``candidates=outside16``; ``all`` and ``all_correct`` include it since.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -105,7 +105,7 @@ NUMBERED_SETS = tuple(
     if name.removeprefix("outside").isdigit()
 )
 """The outside sets after the first, by number (``candidates=outside<N>``)."""
-IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
 """The numbered sets ``all`` and ``all_correct`` include: those graded once while held out. A
 set joins only after that grading, so no run sees it before its frozen generator does."""
 

@@ -125,6 +125,7 @@ _REGRADED = {
     "outside_13": "regraded_opaque",  # the same generator: its regrading came before both
     "outside_14": "regraded_calls",
     "outside_15": "regraded_reached",
+    "outside_16": "regraded_fresh",
 }
 
 

@@ -216,13 +216,16 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
             return before_cache[0]
 
         if declared[0] == "ok" and stats["examples"] <= _WHOLE_CALL_EXAMPLES:
-            for rule, text in ((FRESH_RESULT, f"(_swe_abs_spoil({declared_text}), {declared_text})[1]"),
-                               (SETTINGS, f"({declared_text}, _swe_abs_settings())[1]")):  # fmt: skip
-                if counts.get((rule,), 0) >= (1 if rule == SETTINGS else per_kind):
+            for whole, whole_text in (
+                (FRESH_RESULT, f"(_swe_abs_spoil({declared_text}), {declared_text})[1]"),
+                (SETTINGS, f"({declared_text}, _swe_abs_settings())[1]"),
+            ):
+                if counts.get((whole,), 0) >= (1 if whole == SETTINGS else per_kind):
                     continue
-                pinned = whole_call_rule(rule, kwargs, text, declared, before_declared)
+                pinned = whole_call_rule(whole, kwargs, whole_text, declared, before_declared)
                 if pinned is not None:
-                    add_test(kwargs, text, pinned, (rule,), rule=rule, slot="call", kind=rule)
+                    add_test(kwargs, whole_text, pinned, (whole,), rule=whole, slot="call",
+                             kind=whole)  # fmt: skip
 
         for n, call in enumerate(calls):
             if n not in reached:

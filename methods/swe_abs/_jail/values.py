@@ -10,19 +10,20 @@ result. A variant agrees with the reference when the kinds, the exception types 
 module) or the values (types compared at every depth), and the states agree, and it shares no
 container the reference does not share, reads no iterator further ahead and raises no earlier
 (at the call, where the reference returned an iterator that raised when read): sharing less,
-reading lazier or raising later is allowed (a generator or a fuller copy is a correct fix as often as not), the
-reverse is not (the caller's data changes through the result; an infinite or one-shot input is
-consumed).
+reading lazier or raising later is allowed (a generator or a fuller copy is as often a correct
+fix), the reverse is not (the caller's data changes through the result; an input is consumed).
 
 ``NORMALISE_SOURCE`` is pasted at the top of every generated test module: normalisation, the
-typed comparison, the subclasses of built-in types the generator draws, and the lookup of a
-non-built-in exception class, so the emitted tests check exactly what the oracle compared.
-"""
+typed comparison, the subclasses of built-in types the generator draws, the lookup of a
+non-built-in exception class (and :mod:`.whole_call`'s helpers): the tests check what the oracle
+compared."""
 
 from __future__ import annotations
 
 import signal
 from typing import Any
+
+from .whole_call import WHOLE_CALL_SOURCE
 
 NORMALISE_SOURCE = '''
 import collections as _swe_abs_collections
@@ -344,47 +345,6 @@ def _swe_abs_nodes(value, path):
     return out
 
 
-_SWE_ABS_SPOILED = []
-
-
-def _swe_abs_spoil(value):
-    """Empty, in place, what a call returned where it is a mutable container, and the mutable
-    containers among a returned list's, tuple's or dict's items: a second call that hands back
-    the first one's object, or shares one of its containers (a memoised result), returns what
-    was emptied. Appends to ``_SWE_ABS_SPOILED`` whether anything was emptied."""
-    emptied = False
-    if isinstance(value, dict):
-        items = list(value.values())
-    elif isinstance(value, (list, tuple, _swe_abs_collections.deque)):
-        items = list(value)
-    else:
-        items = []
-    for item in items + [value]:
-        if isinstance(item, _SWE_ABS_MUTABLE) and len(item):
-            item.clear()
-            emptied = True
-    _SWE_ABS_SPOILED.append(emptied)
-    return emptied
-
-
-def _swe_abs_settings():
-    """Interpreter-wide settings a library has no business changing, as they stand: the
-    integer-text digit limit (CVE-2020-10735), the thread switch interval, the default socket
-    timeout, the decimal context, the locale, the garbage collector and the csv field limit."""
-    import csv, decimal, gc, locale, socket, sys
-    context = decimal.getcontext()
-    return {
-        "int_max_str_digits": sys.get_int_max_str_digits(),
-        "switch_interval": sys.getswitchinterval(),
-        "socket_timeout": socket.getdefaulttimeout(),
-        "decimal": (context.prec, context.rounding, context.Emin, context.Emax,
-                    context.capitals, context.clamp),
-        "locale": locale.setlocale(locale.LC_ALL),
-        "gc_enabled": gc.isenabled(),
-        "csv_field_size_limit": csv.field_size_limit(),
-    }
-
-
 def _swe_abs_shared(result, inputs):
     """Where the returned value is one of the arguments' mutable containers, as texts
     ``"result[...] is name[...]"`` (an iterator result is not walked: that would consume it)."""
@@ -406,6 +366,7 @@ def _swe_abs_exc(module, qualname):
         obj = getattr(obj, part)
     return obj
 '''
+NORMALISE_SOURCE += WHOLE_CALL_SOURCE
 _ns: dict[str, Any] = {}
 exec(NORMALISE_SOURCE, _ns)  # one definition, used here and pasted into emitted tests
 normalise = _ns["_swe_abs_norm"]
@@ -430,7 +391,7 @@ HELPERS: dict[str, Any] = {
         "_SweAbsUnhashableInt",
         "_SweAbsUnhashableFloat",
         "_swe_abs_collections",
-        "_swe_abs_spoil",
+        "_swe_abs_spoil",  # the whole-call rules' (:mod:`.whole_call`)
         "_swe_abs_settings",
     )  # fmt: skip
 }
@@ -438,8 +399,7 @@ HELPERS: dict[str, Any] = {
 them."""
 COUNTED: list[Any] = _ns["_SWE_ABS_COUNTED"]
 """The iterators the current call built through ``_swe_abs_counted`` (cleared before each)."""
-SPOILED: list[bool] = _ns["_SWE_ABS_SPOILED"]
-"""Whether each ``_swe_abs_spoil`` since it was last cleared emptied anything."""
+SPOILED: list[bool] = _ns["_SWE_ABS_SPOILED"]  # whether each _swe_abs_spoil emptied anything
 COUNTING: dict[str, Any] = {"_swe_abs_counted": _ns["_swe_abs_counted"]}
 """The name a call's ``iter(...)`` is rewritten to (:func:`counted_call`)."""
 shared = _ns["_swe_abs_shared"]
@@ -452,8 +412,7 @@ _INDEX: type = _ns["_SweAbsIndex"]
 _OPAQUE: type = _ns["_SweAbsOpaque"]
 _PATH: type = _ns["_SweAbsPath"]
 _NO_TRUTH: type = _ns["_SweAbsNoTruth"]
-UNHASHABLE: dict[type, type] = _ns["_SWE_ABS_UNHASHABLE"]
-"""Built-in type → its unhashable subclass (the foreign kinds ``unhashable``, ``unhashable_items``)."""
+UNHASHABLE: dict[type, type] = _ns["_SWE_ABS_UNHASHABLE"]  # a built-in type → unhashable subclass
 _UNHASHABLE_NAMES = {sub: sub.__name__ for sub in UNHASHABLE.values()}
 
 
