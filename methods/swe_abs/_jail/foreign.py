@@ -70,8 +70,8 @@ UNCHANGED_KINDS = frozenset({"opaque", "no_truth", "none_item", "none_items"})
 """The foreign kinds without behaviour of their own (a value that only equals its kind; one
 whose ``bool()`` fails, as numpy arrays' and ``pandas.NA``'s does), and data holding ``None``
 (``none_item``, and ``none_items`` with every item so: where a fix may take ``None`` for
-"missing", ``next(it, None)`` or ``d.get(k) is None``): where gold returns on them what the tree before the fix returned, a fix
-must keep it (rule ``unchanged``)."""
+"missing", ``next(it, None)`` or ``d.get(k) is None``): where gold returns on them what the tree
+before the fix returned, a fix must keep it (rule ``unchanged``)."""
 _RAISE_OPS = frozenset({"RAISE_VARARGS"})
 _BOOM = HELPERS["_SweAbsBoom"]
 _FAILING_ITERABLE = HELPERS["_SweAbsFailingIterable"]
@@ -225,25 +225,26 @@ def _none_item(items: list[Any] | tuple[Any, ...] | dict[Any, Any]) -> str | Non
     """``items`` with its first item (a dict: its first value) ``None``, or, where that item is
     a non-empty list, tuple or dict, that container's first item so (rows of a table, records);
     None where that item is ``None`` already or there is none."""
+    new = _first_nulled(items)
+    return None if new is None else expression(new)
+
+
+def _first_nulled(items: Any) -> Any:
+    """:func:`_none_item`'s value (None: nothing to replace)."""
     if not items:
         return None
-    if isinstance(items, dict):
-        key = next(iter(items))
-        first = items[key]
-    else:
-        key, first = 0, items[0]
+    key = next(iter(items)) if isinstance(items, dict) else 0
+    first = items[key]
     if first is None:
         return None
+    replacement = None
     if isinstance(first, list | tuple | dict) and first:
-        inner = _none_item(first)
-        if inner is None:
+        replacement = _first_nulled(first)
+        if replacement is None:
             return None
-        replacement = eval(inner, dict(HELPERS))  # noqa: S307 - built here from plain values
-    else:
-        replacement = None
     if isinstance(items, dict):
-        return expression({**items, key: replacement})
-    return expression(type(items)([replacement, *items[1:]]))
+        return {**items, key: replacement}
+    return type(items)([replacement, *items[1:]])
 
 
 def _none_items(items: list[Any] | tuple[Any, ...] | dict[Any, Any]) -> str | None:

@@ -18,6 +18,7 @@ all; a call that overruns ``call_timeout`` is skipped, and after ``max_timeouts`
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -193,6 +194,10 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
 
     reach_code = compile(marked(tree, calls), "<call>", "eval")
     declared_text = ast.unparse(tree)
+    whole_calls = (
+        (FRESH_RESULT, f"(_swe_abs_spoil({declared_text}), {declared_text})[1]"),
+        (SETTINGS, f"({declared_text}, _swe_abs_settings())[1]"),
+    )
 
     def probe_example(kwargs: dict[str, Any]) -> None:
         env = {**caller.namespace, **{k: fresh_copy(v) for k, v in kwargs.items()}}
@@ -208,18 +213,13 @@ def job_foreign(runner: Runner, job: dict[str, Any]) -> dict[str, Any]:
             stats["timeouts"] += 1
             return
 
-        before_cache: list[Observation] = []
-
+        @functools.cache
         def before_declared() -> Observation:
-            if not before_cache:
-                before_cache.append(observe(kwargs, declared_text, base=True)[0])
-            return before_cache[0]
+            """The tree before the fix on the declared call (read once, where a rule needs it)."""
+            return observe(kwargs, declared_text, base=True)[0]
 
         if declared[0] == "ok" and stats["examples"] <= _WHOLE_CALL_EXAMPLES:
-            for whole, whole_text in (
-                (FRESH_RESULT, f"(_swe_abs_spoil({declared_text}), {declared_text})[1]"),
-                (SETTINGS, f"({declared_text}, _swe_abs_settings())[1]"),
-            ):
+            for whole, whole_text in whole_calls:
                 if counts.get((whole,), 0) >= (1 if whole == SETTINGS else per_kind):
                     continue
                 pinned = whole_call_rule(whole, kwargs, whole_text, declared, before_declared)
