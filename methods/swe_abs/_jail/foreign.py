@@ -5,9 +5,9 @@ flag as the integer 1 or 0, a scalar in a list, a sequence whose iteration fails
 its first item or at its end (with the probe's own error and with a ``RuntimeError``: the class a
 fix catches beside ``StopIteration``), a value without behaviour (equal to its kind alone,
 failing when called) and one whose truth value cannot be read, in place of anything not callable,
-a text, bytes or number as an instance of an unhashable subclass of its type (and a sequence
-whose items are such instances, or whose integers are no ``int``; the call's first positional
-argument only), a sequence as a one-shot iterator, as an object read by index alone or as a
+a text, bytes or number as an instance of an unhashable subclass of its type and a text whose
+``str()`` is a label (and a sequence whose items are such instances, or whose integers are no
+``int``; the call's first positional argument only), a sequence as a one-shot iterator, as an object read by index alone or as a
 mapping whose keys are its items, a container with an unhashable first item, a callable that
 fails, always or on its first call only), and where the reference's outcome on such an input
 comes from.
@@ -54,24 +54,27 @@ from .values import HELPERS, UNHASHABLE, equal, expression
 Site = Literal["explicit", "propagated", "inside", "outside"]
 READ_ALIKE_KINDS = frozenset(
     {"iterator", "sequence", "text", "mapping", "flag_1", "flag_0", "index", "index_items",
-     "unhashable", "unhashable_items"}
+     "unhashable", "unhashable_items", "labelled"}
 )  # fmt: skip
 """The foreign kinds that carry the declared value's content (its items read once, by index alone or
 as a mapping's keys, a number or bytes as text, a flag as 1 or 0, an integer, or a sequence's
 integers, as integers that are no ``int``, a value or a sequence's items as instances of
-unhashable subclasses of their types): where gold returns on them what it returns on the declared
+unhashable subclasses of their types, a text whose ``str()`` is a label, not its value, as an
+enumeration member mixed with ``str`` has (:mod:`.labelled`; the subject only)): where gold returns
+on them what it returns on the declared
 value, and so did the tree before the fix, the function reads them alike and a fix must keep it
 (rule ``read_alike``). A one-shot iterator is counted (:func:`.calls.counted_call`): how far the
 call reads it ahead is pinned too. A ``UserString`` is not among them: read alike, it rejected
 five correct patches in a trial on the seen sets (four a ``dasherize`` that returns ``str`` where
 gold keeps the ``UserString``, one a check of the text's type where gold compares it); gold's
 explicit rejection of one is still pinned."""
-UNCHANGED_KINDS = frozenset({"opaque", "no_truth", "none_item", "none_items"})
+UNCHANGED_KINDS = frozenset({"opaque", "no_truth", "none_item", "none_items", "none"})
 """The foreign kinds without behaviour of their own (a value that only equals its kind; one
-whose ``bool()`` fails, as numpy arrays' and ``pandas.NA``'s does), and data holding ``None``
-(``none_item``, and ``none_items`` with every item so: where a fix may take ``None`` for
-"missing", ``next(it, None)`` or ``d.get(k) is None``): where gold returns on them what the tree
-before the fix returned, a fix must keep it (rule ``unchanged``)."""
+whose ``bool()`` fails, as numpy arrays' and ``pandas.NA``'s does), and ``None`` itself or data
+holding it (``none_item``, and ``none_items`` with every item so: where a fix may take ``None``
+for "missing", ``next(it, None)`` or ``d.get(k) is None``, or reject a falsy argument it was
+never asked to check): where gold returns on them what the tree before the fix returned, a fix
+must keep it (rule ``unchanged``)."""
 _RAISE_OPS = frozenset({"RAISE_VARARGS"})
 _BOOM = HELPERS["_SweAbsBoom"]
 _FAILING_ITERABLE = HELPERS["_SweAbsFailingIterable"]
@@ -81,6 +84,7 @@ _INDEX = HELPERS["_SweAbsIndex"]
 _OPAQUE = HELPERS["_SweAbsOpaque"]
 _PATH = HELPERS["_SweAbsPath"]
 _NO_TRUTH = HELPERS["_SweAbsNoTruth"]
+_LABELLED = HELPERS["_SweAbsLabelled"]
 # Errors a source iterable raises besides the probe's own class: a fix that catches one of them
 # around its reading (beside StopIteration) swallows the caller's failure.
 _SOURCE_ERRORS = (RuntimeError,)
@@ -199,6 +203,8 @@ def replacements(value: Any, subject: bool = True) -> list[tuple[str, str]]:
         out.append(("failing_callable", expression(_FAILING_CALLABLE(_BOOM))))
     if subject and type(value) in UNHASHABLE:  # the same value, which a cache cannot hold
         out.append(("unhashable", expression(UNHASHABLE[type(value)](value))))
+    if subject and type(value) is str:  # the same text, whose str() is a label (an enum member)
+        out.append(("labelled", expression(_LABELLED(value))))
     if value is not None and not callable(value):
         out.append(("opaque", expression(_OPAQUE())))
         out.append(("no_truth", expression(_NO_TRUTH())))

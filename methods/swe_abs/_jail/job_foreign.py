@@ -74,12 +74,13 @@ def _trivial(value: Any) -> bool:
 
 _FAILURE_NOT_PINNED_KINDS = frozenset(
     {"index", "index_items", "unhashable", "unhashable_items", "no_truth", "none_item",
-     "none_items"}
+     "none_items", "labelled"}
 )  # fmt: skip
 """Foreign kinds on which gold's failed operation is never pinned: where gold fails on an
 integer that is no ``int`` (a check of its type), a fix that reads it as the integer returns;
 where gold hashes a value (a set, a cache, a dictionary lookup) or reads its truth, a fix that
-does not returns; where gold fails on a ``None`` in the data, a fix may skip it."""
+does not returns; where gold fails on a ``None`` in the data, a fix may skip it; where gold
+fails on a text whose ``str()`` is a label, a fix that reads its value returns."""
 
 
 def _may_return_early(kind: str, value: Any, others: list[Any]) -> bool:

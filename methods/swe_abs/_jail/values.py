@@ -23,6 +23,7 @@ from __future__ import annotations
 import signal
 from typing import Any
 
+from .labelled import LABELLED_SOURCE
 from .whole_call import WHOLE_CALL_SOURCE
 
 NORMALISE_SOURCE = '''
@@ -366,7 +367,7 @@ def _swe_abs_exc(module, qualname):
         obj = getattr(obj, part)
     return obj
 '''
-NORMALISE_SOURCE += WHOLE_CALL_SOURCE
+NORMALISE_SOURCE += WHOLE_CALL_SOURCE + LABELLED_SOURCE
 _ns: dict[str, Any] = {}
 exec(NORMALISE_SOURCE, _ns)  # one definition, used here and pasted into emitted tests
 normalise = _ns["_swe_abs_norm"]
@@ -386,10 +387,9 @@ HELPERS: dict[str, Any] = {
         "_SweAbsOpaque",
         "_SweAbsPath",
         "_SweAbsNoTruth",
-        "_SweAbsUnhashableStr",
-        "_SweAbsUnhashableBytes",
-        "_SweAbsUnhashableInt",
-        "_SweAbsUnhashableFloat",
+        "_SweAbsLabelled",
+        "_SweAbsUnhashableStr", "_SweAbsUnhashableBytes",
+        "_SweAbsUnhashableInt", "_SweAbsUnhashableFloat",
         "_swe_abs_collections",
         "_swe_abs_spoil",  # the whole-call rules' (:mod:`.whole_call`)
         "_swe_abs_settings",
@@ -577,7 +577,7 @@ def _build(value: Any, depth: int) -> str | None:
     if t in _UNHASHABLE_NAMES:
         inner = _build(_BASE(value), depth + 1)
         return None if inner is None else f"{_UNHASHABLE_NAMES[t]}({inner})"
-    if t in (_FAILING_CALLABLE, _OPAQUE, _NO_TRUTH) or (
+    if t in (_FAILING_CALLABLE, _OPAQUE, _NO_TRUTH, _ns["_SweAbsLabelled"]) or (
         t is _PATH and type(value.path) in (str, bytes)
     ):
         return repr(value)

@@ -804,6 +804,35 @@ def test_foreign_unhashable_values_pin_what_gold_reads_alike(jobs, tmp_path, mon
     assert failures == {"gold": 0, "wrong": len(items)}, failures
 
 
+def test_foreign_labelled_texts_pin_what_gold_reads_alike(jobs, tmp_path, monkeypatch):
+    """Seventeenth round: to_bytes()'s text as a ``str`` whose ``str()`` is a label (a member of
+    an enumeration mixed with ``str``): gold encodes its value, as before the fix; a fix that
+    "normalises" the text with ``str(s)`` first encodes the label and fails. Only the subject:
+    get_or's key (its second argument) gets none."""
+    _pinned_and_failing_on(
+        _emitted(jobs["to_bytes"]["tests"], slot="arg0", kind="labelled", rule="read_alike"),
+        "_SweAbsLabelled(",
+        ("        return s.encode(encoding)\n", "        return str(s).encode(encoding)\n"),
+        tmp_path, monkeypatch,
+    )  # fmt: skip
+    assert _emitted(jobs["get_or"]["tests"], slot="arg1", kind="opaque"), jobs["get_or"]["tests"]
+    assert not _emitted(jobs["get_or"]["tests"], slot="arg1", kind="labelled")
+
+
+def test_none_where_gold_returns_as_before_the_fix_is_pinned(jobs, tmp_path, monkeypatch):
+    """Seventeenth round: get_or() returns a ``None`` default as the tree before the fix did
+    (rule ``unchanged``); a fix that rejects a falsy argument it was never asked to check, or
+    takes ``None`` for "no default", fails."""
+    _pinned_and_failing_on(
+        _emitted(jobs["get_or"]["tests"], slot="arg2", kind="none", rule="unchanged"),
+        "mod.get_or(",
+        ("    return d[k] if k in d else default\n",
+         "    if not default and default != 0:\n        raise ValueError(default)\n"
+         "    return d[k] if k in d else default\n"),
+        tmp_path, monkeypatch,
+    )  # fmt: skip
+
+
 def _pinned_and_failing_on(
     tests: list[dict[str, Any]], code: str, wrong: tuple[str, str], tmp_path: Path, monkeypatch: Any
 ) -> None:
