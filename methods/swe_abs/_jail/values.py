@@ -378,22 +378,11 @@ _SUBCLASS_NAMES = {sub: sub.__name__ for sub in SUBCLASSES.values()}
 HELPERS: dict[str, Any] = {
     k: _ns[k]
     for k in (
-        "_SweAbsBoom",
-        "_SweAbsFailingIterable",
-        "_SweAbsFailingCallable",
-        "_SweAbsIterator",
-        "_SweAbsSequence",
-        "_SweAbsIndex",
-        "_SweAbsOpaque",
-        "_SweAbsPath",
-        "_SweAbsNoTruth",
-        "_SweAbsLabelled",
-        "_SweAbsUnhashableStr", "_SweAbsUnhashableBytes",
-        "_SweAbsUnhashableInt", "_SweAbsUnhashableFloat",
-        "_swe_abs_collections",
-        "_swe_abs_spoil",  # the whole-call rules' (:mod:`.whole_call`)
-        "_swe_abs_settings",
-    )  # fmt: skip
+        "_SweAbsBoom _SweAbsFailingIterable _SweAbsFailingCallable _SweAbsIterator _SweAbsSequence "
+        "_SweAbsIndex _SweAbsOpaque _SweAbsPath _SweAbsNoTruth _SweAbsLabelled _SweAbsUnhashableStr "
+        "_SweAbsUnhashableBytes _SweAbsUnhashableInt _SweAbsUnhashableFloat _swe_abs_collections "
+        "_swe_abs_spoil _swe_abs_settings"  # the last two: the whole-call rules' (.whole_call)
+    ).split()
 }
 """The names a foreign or near value's expression reads, as the emitted test module defines
 them."""
