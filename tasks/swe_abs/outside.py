@@ -59,7 +59,11 @@ fails when read (``data/outside_candidates_15_*``, ``data/OUTSIDE_15_*.md``), wa
 six further helpers on all 31 instances while the generator learnt to pin a fix's change on values
 the tree before it read alike, results handed out afresh to every caller and interpreter-wide
 settings (``data/outside_candidates_16_*``, ``data/OUTSIDE_16_*.md``), was graded once by
-``candidates=outside16``; ``all`` and ``all_correct`` include it since.
+``candidates=outside16``; ``all`` and ``all_correct`` include it since. A seventeenth was
+written *blind* by six further helpers on all 31 instances (three wrong and one correct patch
+each, no earlier outside set read: the mistakes of a writer who sees only the instance, not only
+those sixteen sets had left unused; ``data/outside_candidates_17_*``, ``data/OUTSIDE_17_*.md``),
+and is graded once by ``candidates=outside17``.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -96,6 +100,7 @@ CandidateSets = Literal[
     "outside14",
     "outside15",
     "outside16",
+    "outside17",
     "all",
     "all_correct",
 ]
