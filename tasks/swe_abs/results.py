@@ -251,6 +251,9 @@ def readme_paragraph(r: dict[str, Any]) -> str:
     seen_keys = [s for s, _ in _seen_in(key, regraded) if s in _ORDINALS] if regraded else []
     seen = [regraded[k]["correct_rejected"] for k in seen_keys] if regraded else []
     tuned = _tuned_on(r, key)
+    # a blind set's writers read no earlier set: the mistakes of someone who sees the instance only
+    blind = latest.get("protocol") == "blind"
+    written = "written blind, by helpers who read no earlier set, " if blind else "written "
 
     def pair(p: list[int]) -> str:
         return f"{p[0]}/{p[1]} = {percent(p)}"
@@ -262,7 +265,7 @@ def readme_paragraph(r: dict[str, Any]) -> str:
     return (
         f"**swe_abs** — model-free strengthening of the {own['instances']} offline instances. "
         f"On wrong and correct patches written by helper sessions that never saw the generator: "
-        f"the **held-out {name} set** (written while the generator was tuned on the first "
+        f"the **held-out {name} set** ({written}while the generator was tuned on the first "
         f"{tuned}, graded once; {latest['instances']} instances, {latest['projects']} projects) "
         f"has **{pair(wrong)}** of its wrong patches rejected and {correct[0]} of {correct[1]} "
         f"correct ones (issue 27's goal, 80 % and none: {met}). The earlier sets' one held-out "
