@@ -126,6 +126,8 @@ _REGRADED = {
     "outside_14": "regraded_calls",
     "outside_15": "regraded_reached",
     "outside_16": "regraded_fresh",
+    "outside_17": "regraded_labelled",
+    "outside_18": "regraded_labelled",  # the same generator, a second blind draw
 }
 
 

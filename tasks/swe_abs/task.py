@@ -126,7 +126,8 @@ class SweAbsConfig:
     twelfth, on all 31 instances), ``outside13`` (only the thirteenth, on all 31 instances), ``outside14``
     (only the fourteenth, on all 31 instances), ``outside15`` (only the fifteenth, on all 31
     instances), ``outside16`` (only the sixteenth, on all 31 instances), ``outside17`` (only the
-    seventeenth, written blind, on all 31 instances),
+    seventeenth, written blind, on all 31 instances), ``outside18`` (only the eighteenth, written
+    blind, on all 31 instances),
     ``all``
     (own and every outside set graded so far, on every instance), ``all_correct`` (the same with
     only the outside sets' correct patches: a check that no correct patch is rejected, at a
