@@ -241,6 +241,18 @@ def _second_look_rows(h: dict[str, Any] | None) -> list[str]:
     ]
 
 
+def goal_verdict(wrong: list[int], correct: list[int]) -> str:
+    """Issue 27's goal (>= 80 % of wrong patches rejected, no correct one) on one set: "met"
+    only where the Wilson interval's lower end reaches 80 %; a rate at or above 80 % whose
+    interval reaches below is met by the point estimate alone, and says so."""
+    if correct[0] or not wrong[1] or wrong[0] < 0.8 * wrong[1]:
+        return "not met"
+    low = wilson_ci(wrong[0], wrong[1]).low
+    if low >= 0.8:
+        return "met"
+    return f"met by the rate, not by its interval, whose lower end is {100 * low:.1f} %"
+
+
 def readme_paragraph(r: dict[str, Any]) -> str:
     """The top-level README's swe_abs paragraph (whitespace aside), on the newest held-out set."""
     own, paper = r["own"], r["paper"]
@@ -248,7 +260,7 @@ def readme_paragraph(r: dict[str, Any]) -> str:
     latest, regraded = r[key], r.get(_REGRADED[key])
     k_correct, n_correct = own["correct_rejected"]
     wrong, correct = latest["wrong_rejected"], latest["correct_rejected"]
-    met = "met" if wrong[0] >= 0.8 * wrong[1] and correct[0] == 0 else "not met"
+    met = goal_verdict(wrong, correct)
     earlier = [s for s in r["held_out_pooled"]["sets"] if s != key]
     seen_keys = [s for s, _ in _seen_in(key, regraded) if s in _ORDINALS] if regraded else []
     seen = [regraded[k]["correct_rejected"] for k in seen_keys] if regraded else []

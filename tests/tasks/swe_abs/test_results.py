@@ -6,7 +6,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tasks.swe_abs.results import load_results, rate, readme_paragraph, task_readme_rows
+from tasks.swe_abs.results import (
+    goal_verdict,
+    load_results,
+    rate,
+    readme_paragraph,
+    task_readme_rows,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -28,3 +34,14 @@ def test_task_readme_quotes_the_results_file():
 def test_top_level_readme_quotes_the_results_file():
     readme = _flat((ROOT / "README.md").read_text(encoding="utf-8"))
     assert _flat(readme_paragraph(load_results())) in readme
+
+
+def test_goal_verdict_reads_the_interval():
+    """80 % and no correct patch rejected: met only where the interval's lower end is 80 % too."""
+    assert goal_verdict([79, 93], [0, 31]) == (
+        "met by the rate, not by its interval, whose lower end is 76.3 %"
+    )
+    assert goal_verdict([950, 1000], [0, 31]) == "met"
+    assert goal_verdict([74, 93], [0, 31]) == "not met"  # 79.6 %
+    assert goal_verdict([93, 93], [1, 31]) == "not met"  # a correct patch rejected
+    assert goal_verdict([0, 0], [0, 31]) == "not met"  # no wrong patch: nothing shown
