@@ -63,7 +63,8 @@ settings (``data/outside_candidates_16_*``, ``data/OUTSIDE_16_*.md``), was grade
 written *blind* by six further helpers on all 31 instances (three wrong and one correct patch
 each, no earlier outside set read: the mistakes of a writer who sees only the instance, not only
 those sixteen sets had left unused; ``data/outside_candidates_17_*``, ``data/OUTSIDE_17_*.md``),
-and was graded once by ``candidates=outside17``. An eighteenth, written blind the same way by six
+and was graded once by ``candidates=outside17``; ``all`` and ``all_correct`` include it
+since. An eighteenth, written blind the same way by six
 further helpers (the instances regrouped; ``data/outside_candidates_18_*``,
 ``data/OUTSIDE_18_*.md``), is graded once by ``candidates=outside18`` with the seventeenth's
 generator unchanged: a second draw of the same measurement.
@@ -114,7 +115,7 @@ NUMBERED_SETS = tuple(
     if name.removeprefix("outside").isdigit()
 )
 """The outside sets after the first, by number (``candidates=outside<N>``)."""
-IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17)
 """The numbered sets ``all`` and ``all_correct`` include: those graded once while held out. A
 set joins only after that grading, so no run sees it before its frozen generator does."""
 
