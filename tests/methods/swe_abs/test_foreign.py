@@ -34,7 +34,19 @@ def test_a_sequence_of_two_or_more_items_gets_a_one_shot_iterator_over_them():
 def test_a_number_gets_its_text_which_may_be_read_alike():
     assert dict(replacements(11))["text"] == "'11'"
     assert {"iterator", "sequence", "text", "mapping", "flag_1", "flag_0", "index",
-            "index_items", "unhashable", "unhashable_items"} == READ_ALIKE_KINDS  # fmt: skip
+            "index_items", "unhashable", "unhashable_items", "labelled"} == READ_ALIKE_KINDS  # fmt: skip
+
+
+def test_the_subject_text_gets_a_text_whose_str_is_a_label():
+    """Seventeenth round: the same text as a str whose str() and format() are a label (as an
+    enumeration member mixed with str has), its value read by anything that reads a text; only
+    for the call's subject."""
+    built = _built(dict(replacements("red"))["labelled"])
+    assert isinstance(built, str) and built == "red" and built.encode() == b"red"
+    assert str(built) == f"{built}" == "_SweAbsLabelled.red" and built[:2] == "re"
+    assert repr(built) == "_SweAbsLabelled('red')"
+    assert "labelled" not in dict(replacements("red", subject=False))
+    assert "labelled" not in dict(replacements(b"red"))
 
 
 def test_an_integer_gets_an_integer_that_is_no_int_but_a_float_or_flag_does_not():
@@ -141,6 +153,7 @@ def test_anything_not_callable_gets_a_value_whose_truth_cannot_be_read(value):
     with pytest.raises(_BOOM):
         bool(built)
     assert "no_truth" in UNCHANGED_KINDS
+    assert "none" in UNCHANGED_KINDS  # seventeenth round: None returned on as before the fix
 
 
 @pytest.mark.parametrize("value", ["ab", b"ab", 7, 2.5])
