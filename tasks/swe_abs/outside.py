@@ -66,8 +66,9 @@ those sixteen sets had left unused; ``data/outside_candidates_17_*``, ``data/OUT
 and was graded once by ``candidates=outside17``; ``all`` and ``all_correct`` include it
 since. An eighteenth, written blind the same way by six
 further helpers (the instances regrouped; ``data/outside_candidates_18_*``,
-``data/OUTSIDE_18_*.md``), is graded once by ``candidates=outside18`` with the seventeenth's
-generator unchanged: a second draw of the same measurement.
+``data/OUTSIDE_18_*.md``), was graded once by ``candidates=outside18`` with the seventeenth's
+generator unchanged, a second draw of the same measurement; ``all`` and ``all_correct`` include it
+since.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a
@@ -115,7 +116,7 @@ NUMBERED_SETS = tuple(
     if name.removeprefix("outside").isdigit()
 )
 """The outside sets after the first, by number (``candidates=outside<N>``)."""
-IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17)
+IN_ALL = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18)
 """The numbered sets ``all`` and ``all_correct`` include: those graded once while held out. A
 set joins only after that grading, so no run sees it before its frozen generator does."""
 

@@ -241,6 +241,22 @@ def _second_look_rows(h: dict[str, Any] | None) -> list[str]:
     ]
 
 
+def _blind_pool_sentence(r: dict[str, Any], key: str) -> str:
+    """The sets written blind and graded once by one generator, pooled (``held_out_blind``),
+    where ``key`` is the last of them: more patches than one set, so a tighter interval."""
+    pool = r.get("held_out_blind")
+    if pool is None or pool["sets"][-1] != key:
+        return ""
+    names = [_ORDINALS[s] for s in pool["sets"]]
+    wrong, correct = pool["wrong_rejected"], pool["correct_rejected"]
+    return (
+        f"Pooled with the {', '.join(names[:-1])} set, written blind the same way and graded once "
+        f"by the same generator: **{wrong[0]}/{wrong[1]} = {percent(wrong)}** of wrong patches "
+        f"rejected and {correct[0]} of {correct[1]} correct ones (the goal: "
+        f"{goal_verdict(wrong, correct)}). "
+    )
+
+
 def goal_verdict(wrong: list[int], correct: list[int]) -> str:
     """Issue 27's goal (>= 80 % of wrong patches rejected, no correct one) on one set: "met"
     only where the Wilson interval's lower end reaches 80 %; a rate at or above 80 % whose
@@ -282,8 +298,10 @@ def readme_paragraph(r: dict[str, Any]) -> str:
         f"the **held-out {name} set** ({written}while the generator was tuned on the first "
         f"{tuned}, graded once; {latest['instances']} instances, {latest['projects']} projects) "
         f"has **{pair(wrong)}** of its wrong patches rejected and {correct[0]} of {correct[1]} "
-        f"correct ones (issue 27's goal, 80 % and none: {met}). The earlier sets' one held-out "
-        f"gradings gave "
+        f"correct ones (issue 27's goal, 80 % and none: {met}). "
+        + _blind_pool_sentence(r, key)
+        + "The earlier sets' one held-out "
+        "gradings gave "
         + listing([f"{pair(r[s]['wrong_rejected'])} ({_ORDINALS[s]})" for s in earlier])
         + f"; pooled with the {name}, {pair(pool_w)} of wrong patches rejected and "
         f"{pool_c[0]} of {pool_c[1]} correct ones. "
