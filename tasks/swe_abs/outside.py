@@ -63,12 +63,11 @@ settings (``data/outside_candidates_16_*``, ``data/OUTSIDE_16_*.md``), was grade
 written *blind* by six further helpers on all 31 instances (three wrong and one correct patch
 each, no earlier outside set read: the mistakes of a writer who sees only the instance, not only
 those sixteen sets had left unused; ``data/outside_candidates_17_*``, ``data/OUTSIDE_17_*.md``),
-and was graded once by ``candidates=outside17``; ``all`` and ``all_correct`` include it
-since. An eighteenth, written blind the same way by six
-further helpers (the instances regrouped; ``data/outside_candidates_18_*``,
-``data/OUTSIDE_18_*.md``), was graded once by ``candidates=outside18`` with the seventeenth's
-generator unchanged, a second draw of the same measurement; ``all`` and ``all_correct`` include it
-since.
+and was graded once by ``candidates=outside17``; ``all`` and ``all_correct`` include it since.
+An eighteenth, written blind the same way by six further helpers (the instances regrouped;
+``data/outside_candidates_18_*``, ``data/OUTSIDE_18_*.md``), was graded once by
+``candidates=outside18`` with the seventeenth's generator unchanged, a second draw of the same
+measurement; ``all`` and ``all_correct`` include it since.
 
 One JSON object per line: ``instance_id``, ``candidate_id``, ``kind`` (wrong/correct),
 ``patch`` (a unified diff against the instance's base), ``note``; wrong ones also carry a

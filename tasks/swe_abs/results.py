@@ -88,12 +88,15 @@ def _held_out_round_rows(
     return rows
 
 
-def pooled(r: dict[str, Any]) -> list[list[int]]:
-    """[wrong, correct] rejected, pooled over the sets graded once while held out."""
-    return [
-        [sum(r[s][key][i] for s in r["held_out_pooled"]["sets"]) for i in (0, 1)]
-        for _, key in _KINDS
-    ]
+def summed(r: dict[str, Any], sets: list[str], key: str) -> list[int]:
+    """The ``[k, n]`` pairs ``key`` of ``sets`` (results keys), added up."""
+    return [sum(r[s][key][i] for s in sets) for i in (0, 1)]
+
+
+def pooled(r: dict[str, Any], pool: str = "held_out_pooled") -> list[list[int]]:
+    """[wrong, correct] rejected, pooled over the sets of ``pool`` (by default every set graded
+    once while held out), from the sets' own entries."""
+    return [summed(r, r[pool]["sets"], key) for _, key in _KINDS]
 
 
 # The outside sets in the order they were written (the first, then every numbered one the task
@@ -248,7 +251,7 @@ def _blind_pool_sentence(r: dict[str, Any], key: str) -> str:
     if pool is None or pool["sets"][-1] != key:
         return ""
     names = [_ORDINALS[s] for s in pool["sets"]]
-    wrong, correct = pool["wrong_rejected"], pool["correct_rejected"]
+    wrong, correct = pooled(r, "held_out_blind")
     return (
         f"Pooled with the {', '.join(names[:-1])} set, written blind the same way and graded once "
         f"by the same generator: **{wrong[0]}/{wrong[1]} = {percent(wrong)}** of wrong patches "
@@ -300,8 +303,7 @@ def readme_paragraph(r: dict[str, Any]) -> str:
         f"has **{pair(wrong)}** of its wrong patches rejected and {correct[0]} of {correct[1]} "
         f"correct ones (issue 27's goal, 80 % and none: {met}). "
         + _blind_pool_sentence(r, key)
-        + "The earlier sets' one held-out "
-        "gradings gave "
+        + "The earlier sets' one held-out gradings gave "
         + listing([f"{pair(r[s]['wrong_rejected'])} ({_ORDINALS[s]})" for s in earlier])
         + f"; pooled with the {name}, {pair(pool_w)} of wrong patches rejected and "
         f"{pool_c[0]} of {pool_c[1]} correct ones. "

@@ -7,10 +7,10 @@ fix catches beside ``StopIteration``), a value without behaviour (equal to its k
 failing when called) and one whose truth value cannot be read, in place of anything not callable,
 a text, bytes or number as an instance of an unhashable subclass of its type and a text whose
 ``str()`` is a label (and a sequence whose items are such instances, or whose integers are no
-``int``; the call's first positional argument only), a sequence as a one-shot iterator, as an object read by index alone or as a
-mapping whose keys are its items, a container with an unhashable first item, a callable that
-fails, always or on its first call only), and where the reference's outcome on such an input
-comes from.
+``int``; the call's first positional argument only), a sequence as a one-shot iterator, as an
+object read by index alone or as a mapping whose keys are its items, a container with an
+unhashable first item, a callable that fails, always or on its first call only), and where the
+reference's outcome on such an input comes from.
 
 An outcome is worth pinning when a correct fix must keep it:
 
@@ -56,18 +56,18 @@ READ_ALIKE_KINDS = frozenset(
     {"iterator", "sequence", "text", "mapping", "flag_1", "flag_0", "index", "index_items",
      "unhashable", "unhashable_items", "labelled"}
 )  # fmt: skip
-"""The foreign kinds that carry the declared value's content (its items read once, by index alone or
-as a mapping's keys, a number or bytes as text, a flag as 1 or 0, an integer, or a sequence's
+"""The foreign kinds that carry the declared value's content (its items read once, by index alone
+or as a mapping's keys, a number or bytes as text, a flag as 1 or 0, an integer, or a sequence's
 integers, as integers that are no ``int``, a value or a sequence's items as instances of
 unhashable subclasses of their types, a text whose ``str()`` is a label, not its value, as an
-enumeration member mixed with ``str`` has (:mod:`.labelled`; the subject only)): where gold returns
-on them what it returns on the declared
-value, and so did the tree before the fix, the function reads them alike and a fix must keep it
-(rule ``read_alike``). A one-shot iterator is counted (:func:`.calls.counted_call`): how far the
-call reads it ahead is pinned too. A ``UserString`` is not among them: read alike, it rejected
-five correct patches in a trial on the seen sets (four a ``dasherize`` that returns ``str`` where
-gold keeps the ``UserString``, one a check of the text's type where gold compares it); gold's
-explicit rejection of one is still pinned."""
+enumeration member mixed with ``str`` has (:mod:`.labelled`; the subject only)): where gold
+returns on them what it returns on the declared value, and so did the tree before the fix, the
+function reads them alike and a fix must keep it (rule ``read_alike``). A one-shot iterator is
+counted (:func:`.calls.counted_call`): how far the call reads it ahead is pinned too. A
+``UserString`` is not among them: read alike, it rejected five correct patches in a trial on the
+seen sets (four a ``dasherize`` that returns ``str`` where gold keeps the ``UserString``, one a
+check of the text's type where gold compares it); gold's explicit rejection of one is still
+pinned."""
 UNCHANGED_KINDS = frozenset({"opaque", "no_truth", "none_item", "none_items", "none"})
 """The foreign kinds without behaviour of their own (a value that only equals its kind; one
 whose ``bool()`` fails, as numpy arrays' and ``pandas.NA``'s does), and ``None`` itself or data

@@ -401,6 +401,7 @@ _INDEX: type = _ns["_SweAbsIndex"]
 _OPAQUE: type = _ns["_SweAbsOpaque"]
 _PATH: type = _ns["_SweAbsPath"]
 _NO_TRUTH: type = _ns["_SweAbsNoTruth"]
+_LABELLED: type = _ns["_SweAbsLabelled"]
 UNHASHABLE: dict[type, type] = _ns["_SWE_ABS_UNHASHABLE"]  # a built-in type → unhashable subclass
 _UNHASHABLE_NAMES = {sub: sub.__name__ for sub in UNHASHABLE.values()}
 
@@ -566,7 +567,7 @@ def _build(value: Any, depth: int) -> str | None:
     if t in _UNHASHABLE_NAMES:
         inner = _build(_BASE(value), depth + 1)
         return None if inner is None else f"{_UNHASHABLE_NAMES[t]}({inner})"
-    if t in (_FAILING_CALLABLE, _OPAQUE, _NO_TRUTH, _ns["_SweAbsLabelled"]) or (
+    if t in (_FAILING_CALLABLE, _OPAQUE, _NO_TRUTH, _LABELLED) or (
         t is _PATH and type(value.path) in (str, bytes)
     ):
         return repr(value)

@@ -11,6 +11,7 @@ from tasks.swe_abs.results import (
     load_results,
     rate,
     readme_paragraph,
+    summed,
     task_readme_rows,
 )
 
@@ -45,3 +46,16 @@ def test_goal_verdict_reads_the_interval():
     assert goal_verdict([74, 93], [0, 31]) == "not met"  # 79.6 %
     assert goal_verdict([93, 93], [1, 31]) == "not met"  # a correct patch rejected
     assert goal_verdict([0, 0], [0, 31]) == "not met"  # no wrong patch: nothing shown
+
+
+def test_every_pool_adds_up_its_sets():
+    """A pooled entry (``held_out_*``: its ``sets``) stores the sums of its sets' own pairs; a
+    set regraded or added without the pool's update shows here, not in a README."""
+    r = load_results()
+    pools = {k: v for k, v in r.items() if k.startswith("held_out_") and "sets" in v}
+    assert {"held_out_pooled", "held_out_blind", "held_out_novel"} <= set(pools)
+    for name, pool in pools.items():
+        pairs = [k for k, v in pool.items() if isinstance(v, list) and len(v) == 2 and k != "sets"]
+        assert pairs, name
+        for key in pairs:
+            assert pool[key] == summed(r, pool["sets"], key), (name, key)
